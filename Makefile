@@ -1,0 +1,35 @@
+# The two set-up commands of the README: `make serve` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: install serve test lint typecheck unit bench clean
+
+$(BIN)/live-memory: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(BIN)/live-memory
+
+serve: install
+	$(BIN)/live-memory serve
+
+lint: install
+	$(BIN)/ruff check live_memory tests bench plugin
+	$(BIN)/ruff format --check live_memory tests bench plugin
+
+typecheck: install
+	$(BIN)/mypy
+
+unit: install
+	$(BIN)/python -m pytest
+
+test: lint typecheck unit
+
+bench: install
+	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,7 @@
+"""Live Memory: a persistent, read-only codebase Q&A companion for coding agents."""
+
+from __future__ import annotations
+
+__all__ = ["__version__"]
+
+__version__ = "0.1.0"

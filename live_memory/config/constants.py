@@ -1,0 +1,182 @@
+"""Every tunable and default of Live Memory, in one reviewable place.
+
+User-facing settings (the LIVE_MEMORY_* variables) take their defaults from here; internal
+knobs live here too so no module carries a magic number. Sections are grouped by concern.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- server -------------------------------------------------------------------------------
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 7711
+DATA_DIR_ENV_FALLBACK: Final = "CLAUDE_PLUGIN_DATA"
+DEFAULT_DATA_DIR: Final = "~/.local/share/live-memory"
+CONFIG_FILE_NAME: Final = "config.json"
+SNAPSHOT_DIR_NAME: Final = "workspaces"
+QUARANTINE_DIR_NAME: Final = "quarantine"
+LOCK_FILE_NAME: Final = "serve-{port}.lock"
+LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "::1", "[::1]")
+ENV_PREFIX: Final = "LIVE_MEMORY_"
+
+# --- request limits -----------------------------------------------------------------------
+MAX_BODY_BYTES: Final = 8 * 1024 * 1024
+MAX_NOTIFY_EVENTS: Final = 1000
+MAX_QUESTION_CHARS: Final = 20_000
+MIN_ANSWER_TOKENS: Final = 64
+MAX_ANSWER_TOKENS_CAP: Final = 16_384
+DEFAULT_MAX_ANSWER_TOKENS: Final = 2048
+EDGE_REPLY_TIMEOUT_S: Final = 5.0  # quick actor replies (stats, notify, resolve)
+
+# --- questions and the agent loop ---------------------------------------------------------
+DEFAULT_TIMEOUT_S: Final = 60.0
+HARD_DEADLINE_MARGIN_S: Final = 15.0  # hard backstop = soft budget + margin (< MCP timeout)
+MAX_AGENT_ITERATIONS: Final = 25
+MIN_CALL_TIMEOUT_S: Final = 1.0  # never give one provider call less than this
+COLD_LEDGER_MAX_CHARS: Final = 40  # a ledger this short counts as "empty" for the cold guard
+MAX_PENDING_QUESTIONS: Final = 32  # per workspace, waiting for admission
+DEFAULT_CONCURRENCY: Final = "parallel"
+DEFAULT_MAX_PARALLEL_QUERIES: Final = 4
+ASYNC_JOB_TTL_S: Final = 3600.0
+
+# --- tools --------------------------------------------------------------------------------
+TOOL_OUTPUT_MAX_CHARS: Final = 60_000
+READ_DEFAULT_LIMIT_LINES: Final = 2000
+READ_MAX_LINE_CHARS: Final = 2000
+GREP_DEFAULT_HEAD_LIMIT: Final = 200
+GLOB_DEFAULT_LIMIT: Final = 200
+FIND_PATHS_DEFAULT_LIMIT: Final = 200
+FIND_PATHS_DEFAULT_DEPTH: Final = 4
+GIT_SEARCH_DEFAULT_LIMIT: Final = 20
+GIT_SEARCH_MAX_PATCH_CHARS: Final = 20_000
+TOOL_SUBPROCESS_TIMEOUT_S: Final = 20.0
+BINARY_SNIFF_BYTES: Final = 8192
+QUESTION_TOOL_RESULT_TOKEN_BUDGET: Final = 60_000  # per question, over all tool results
+READ_MAX_FILE_BYTES: Final = 8 * 1024 * 1024  # Read refuses bigger files
+GREP_MAX_FILE_BYTES: Final = 8 * 1024 * 1024  # Grep skips bigger files (logs, dumps)
+GREP_MAX_LINE_CHARS: Final = 400  # a matching line is cut here in content mode
+GREP_BATCH_MAX_ARG_BYTES: Final = 768 * 1024  # file paths per rg invocation (ARG_MAX is ~2 MiB)
+TOOL_MAX_RESULT_LIMIT: Final = 2000  # upper bound for head_limit / limit arguments
+FIND_PATHS_MAX_DEPTH: Final = 32
+GIT_SEARCH_MAX_LIMIT: Final = 100
+NON_GIT_SKIP_DIRS: Final = (  # the listing walk outside git never enters these
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+)
+
+# --- window, budget, compaction ----------------------------------------------------------
+CHARS_PER_TOKEN: Final = 4.0
+CALIBRATION_EMA_ALPHA: Final = 0.3
+CALIBRATION_MIN: Final = 2.0
+CALIBRATION_MAX: Final = 8.0
+DEFAULT_COMPACTION_THRESHOLD: Final = 0.85
+DEFAULT_COMPACTION_FLOOR: Final = 0.6
+DIRECTORY_TREE_SHARE: Final = 0.10
+DIRECTORY_TREE_MAX_WALK_ENTRIES: Final = 200_000
+DISTILL_MIN_INTERVAL_S: Final = 60.0
+LEDGER_MAX_TOKENS: Final = 2048
+SUMMARY_MAX_INPUT_CHARS: Final = 200_000
+RECENT_QA_KEPT_AT_COMPACTION: Final = 2  # Q/A pairs tier 2 keeps verbatim
+FALLBACK_CONTEXT_TOKENS: Final = 128_000
+
+# --- passive ingestion and watching ------------------------------------------------------
+PASSIVE_MAX_FILE_BYTES: Final = 256 * 1024
+PRELOAD_MAX_TOTAL_BYTES: Final = 2 * 1024 * 1024
+ECHO_GRACE_S: Final = 2.0
+WATCH_DEBOUNCE_S: Final = 0.2
+RECENTLY_MODIFIED_HINT_MAX: Final = 50
+DEFAULT_SECRET_PATH_PATTERNS: Final = (
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    "credentials",
+    "credentials.json",
+    "*.credentials",
+    ".git-credentials",
+    "secrets.*",
+)
+SECRET_REDACTION: Final = "[redacted: looks like a secret]"
+SECRET_VALUE_MIN_CHARS: Final = 8  # shorter quoted values are never called secrets
+SECRET_BARE_VALUE_MIN_CHARS: Final = 12  # unquoted `key: value` needs a longer value
+BINARY_INVALID_UTF8_RATIO: Final = 0.3  # above this share of undecodable chars, a file is binary
+
+# --- snapshots ----------------------------------------------------------------------------
+SNAPSHOT_FORMAT_VERSION: Final = 1
+SNAPSHOT_SUFFIX: Final = ".json"
+
+# --- actors -------------------------------------------------------------------------------
+PASSIVATE_AFTER_IDLE_S: Final = 900.0
+PASSIVATION_SWEEP_S: Final = 30.0
+SHUTDOWN_GRACE_S: Final = 20.0
+ACTOR_STOP_TIMEOUT_S: Final = 10.0
+
+# --- providers ----------------------------------------------------------------------------
+PROVIDER_ANTHROPIC: Final = "anthropic"
+PROVIDER_OPENAI: Final = "openai"
+ANTHROPIC_DEFAULT_MODEL: Final = "claude-haiku-4-5"
+OPENAI_DEFAULT_MODEL: Final = "gpt-5-mini"
+ANTHROPIC_DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
+OPENAI_DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
+PROVIDER_MAX_RETRIES: Final = 3
+RETRY_BASE_DELAY_S: Final = 0.5
+RETRY_MAX_DELAY_S: Final = 8.0
+RETRY_JITTER: Final = 0.25
+PROVIDER_CONNECT_TIMEOUT_S: Final = 10.0
+PROVIDER_DEFAULT_TIMEOUT_S: Final = 120.0
+MAX_CACHE_BREAKPOINTS: Final = 4
+DEFAULT_CACHE_READ_MULT: Final = 0.10
+DEFAULT_CACHE_WRITE_MULT: Final = 1.25
+CACHE_WRITE_1H_MULT: Final = 2.0  # 1-hour cache writes, as a multiple of input (overrides only)
+RETRY_AFTER_MAX_S: Final = 30.0  # never wait longer than this on a server's retry-after
+DEFAULT_MIN_CACHEABLE_TOKENS: Final = 1024  # unknown models: shortest prefix worth a breakpoint
+ANTHROPIC_OAUTH_BETA: Final = "oauth-2025-04-20"  # anthropic-beta header for subscription tokens
+PROVIDER_CLOSE_TIMEOUT_S: Final = 5.0  # closing an SDK client that belongs to another loop
+
+# --- keep-warm ----------------------------------------------------------------------------
+KEEP_WARM_INTERVAL_ANTHROPIC_S: Final = 240.0
+KEEP_WARM_INTERVAL_OPENAI_S: Final = 240.0
+KEEP_WARM_INTERVAL_DEEPSEEK_S: Final = 6 * 3600.0
+DEFAULT_KEEP_WARM_MAX_IDLE_S: Final = 1800.0
+KEEP_WARM_TICK_S: Final = 5.0
+
+# --- logging ------------------------------------------------------------------------------
+DEFAULT_LOG_LEVEL: Final = "info"
+LOG_MAX_BYTES: Final = 512 * 1024
+LOG_BACKUP_COUNT: Final = 3
+NOISY_LOGGERS: Final = ("httpx", "httpcore", "mcp.server.streamable_http", "watchdog")
+"""Libraries whose INFO chatter (per request / per stateless MCP session) is held to WARNING."""
+
+# --- configuration loading ----------------------------------------------------------------
+MIN_CONTEXT_TOKENS: Final = 1024
+MAX_PARALLEL_QUERIES_CAP: Final = 64
+ANTHROPIC_KEY_PREFIX: Final = "sk-ant-"
+CLAUDE_CONFIG_DIR_ENV: Final = "CLAUDE_CONFIG_DIR"
+CLAUDE_HOME_DIR_NAME: Final = ".claude"
+CLAUDE_CREDENTIALS_FILE_NAME: Final = ".credentials.json"
+CREDENTIALS_MAX_BYTES: Final = 1024 * 1024
+
+# --- cli and plugin -----------------------------------------------------------------------
+CLI_REQUEST_TIMEOUT_S: Final = 10.0  # status, stats, actors, reset, empty, reload
+CLI_ASK_TIMEOUT_S: Final = DEFAULT_TIMEOUT_S + HARD_DEADLINE_MARGIN_S + 30.0
+SYSTEMD_UNIT_NAME: Final = "live-memory.service"
+LAUNCHD_LABEL: Final = "com.live-memory"
+SERVICE_ENV_FILE: Final = "~/.config/live-memory/env"

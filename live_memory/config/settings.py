@@ -1,0 +1,81 @@
+"""The one frozen settings object (environment > config.json > defaults).
+
+Loading and validation live in `live_memory.config.loader`; this module only declares the shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from live_memory.config import constants as C
+
+__all__ = ["Concurrency", "RepoRootMode", "Settings", "WatcherMode"]
+
+Concurrency = Literal["parallel", "serial"]
+RepoRootMode = Literal["nearest", "outermost"]
+WatcherMode = Literal["off", "os"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Every LIVE_MEMORY_* variable, parsed and validated. Field = variable name, lower case."""
+
+    host: str = C.DEFAULT_HOST
+    port: int = C.DEFAULT_PORT
+    data_dir: Path = field(default_factory=lambda: Path(C.DEFAULT_DATA_DIR).expanduser())
+    token: str | None = None
+    provider: str | None = None
+    """`anthropic`, `openai`, or None when nothing is configured (see `provider_problem`)."""
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str = ""
+    summary_model: str = ""
+    max_context_tokens: int | None = None
+    compaction_threshold: float = C.DEFAULT_COMPACTION_THRESHOLD
+    compaction_floor: float = C.DEFAULT_COMPACTION_FLOOR
+    default_timeout_s: float = C.DEFAULT_TIMEOUT_S
+    max_answer_tokens: int = C.DEFAULT_MAX_ANSWER_TOKENS
+    concurrency: Concurrency = "parallel"
+    max_parallel_queries: int = C.DEFAULT_MAX_PARALLEL_QUERIES
+    async_tools: bool = False
+    keep_warm: bool = False
+    keep_warm_interval_s: float | None = None
+    """None = provider-aware default."""
+    keep_warm_max_idle_s: float = C.DEFAULT_KEEP_WARM_MAX_IDLE_S
+    preload_globs: tuple[str, ...] = ()
+    file_globs: tuple[str, ...] = ()
+    passive_ingestion: bool = True
+    watcher: WatcherMode = "off"
+    canonicalize_workspace: bool = True
+    repo_root_mode: RepoRootMode = "nearest"
+    log_level: str = C.DEFAULT_LOG_LEVEL
+    log_file: Path | None = None
+    price_input: float | None = None
+    price_output: float | None = None
+    price_cache_read_mult: float = C.DEFAULT_CACHE_READ_MULT
+    price_cache_write_mult: float = C.DEFAULT_CACHE_WRITE_MULT
+    daily_budget_usd: float | None = None
+    workspace_daily_budget_usd: float | None = None
+    use_subscription: bool = True
+    oauth_token_url: str | None = None
+    insights_root: Path | None = None
+    secret_path_patterns: tuple[str, ...] = C.DEFAULT_SECRET_PATH_PATTERNS
+    subscription: bool = False
+    """True when the provider credential is a Claude subscription token (cost not metered)."""
+    credentials_file: Path | None = None
+    """With `subscription`: the Claude Code OAuth credential file that was found."""
+    api_key_source: str | None = None
+    """Where `api_key` came from (`ANTHROPIC_AUTH_TOKEN` = send it as a bearer token)."""
+    provider_problem: str | None = None
+    """When `provider` is None: what the user must set, e.g. 'set LIVE_MEMORY_API_KEY ...'."""
+    config_file: Path | None = None
+
+    @property
+    def effective_summary_model(self) -> str:
+        return self.summary_model or self.model
+
+    @property
+    def snapshot_dir(self) -> Path:
+        return self.data_dir / C.SNAPSHOT_DIR_NAME

@@ -1,0 +1,110 @@
+"""The one exception tree of Live Memory.
+
+    LiveMemoryError
+    ├── ConfigError                 a setting is invalid (the message names the variable)
+    ├── InputError                  a caller sent something we refuse (mapped to 4xx)
+    │   ├── InvalidCwd              cwd is relative, missing or not a directory
+    │   ├── UnknownWorkspace        no live state and no snapshot for that workspace (404)
+    │   ├── PayloadTooLarge         a body or field is over its limit (413)
+    │   ├── Busy                    the admission queue is full (429)
+    │   └── UnknownJob              an async job id nobody issued (404)
+    ├── NoProviderConfigured        no model provider is configured (the message says what to set)
+    ├── ProviderError               the model provider failed after retries
+    │   ├── PromptTooLong           the prompt exceeded the model's context
+    │   ├── ProviderAuthError       the key or credential was refused
+    │   └── ProviderBadResponse     the provider answered something we cannot read
+    ├── PathOutsideWorkspace        the path jail refused a path
+    ├── SnapshotError               a snapshot could not be read or written
+    ├── ShuttingDown                the server is draining and admits nothing new (503)
+    └── BudgetExhausted             the daily spend cap is reached (429)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetExhausted",
+    "Busy",
+    "ConfigError",
+    "InputError",
+    "InvalidCwd",
+    "LiveMemoryError",
+    "NoProviderConfigured",
+    "PathOutsideWorkspace",
+    "PayloadTooLarge",
+    "PromptTooLong",
+    "ProviderAuthError",
+    "ProviderBadResponse",
+    "ProviderError",
+    "ShuttingDown",
+    "SnapshotError",
+    "UnknownJob",
+    "UnknownWorkspace",
+]
+
+
+class LiveMemoryError(Exception):
+    """Base of every error Live Memory raises on purpose."""
+
+
+class ConfigError(LiveMemoryError):
+    """A configuration value is invalid; the message names the variable."""
+
+
+class InputError(LiveMemoryError):
+    """A caller sent input we refuse."""
+
+
+class InvalidCwd(InputError):
+    """The cwd is not an absolute path to an existing directory."""
+
+
+class UnknownWorkspace(InputError):
+    """A workspace with neither live state nor a snapshot."""
+
+
+class PayloadTooLarge(InputError):
+    """A body, batch or field exceeds its configured limit."""
+
+
+class Busy(InputError):
+    """The workspace's admission queue is full."""
+
+
+class UnknownJob(InputError):
+    """An async job id that was never issued, or was already collected or swept."""
+
+
+class NoProviderConfigured(LiveMemoryError):
+    """No model provider is configured; the message tells the user what to set."""
+
+
+class ProviderError(LiveMemoryError):
+    """The model provider failed (after retries where retrying made sense)."""
+
+
+class PromptTooLong(ProviderError):
+    """The provider refused the prompt as longer than the model's context."""
+
+
+class ProviderAuthError(ProviderError):
+    """The provider refused our key or credential."""
+
+
+class ProviderBadResponse(ProviderError):
+    """The provider answered with something we cannot interpret."""
+
+
+class PathOutsideWorkspace(LiveMemoryError):
+    """A path that would leave the workspace root (or is otherwise unsafe)."""
+
+
+class SnapshotError(LiveMemoryError):
+    """A snapshot could not be read or written."""
+
+
+class ShuttingDown(LiveMemoryError):
+    """The server is shutting down and admits no new questions."""
+
+
+class BudgetExhausted(LiveMemoryError):
+    """The daily spend budget is used up."""

@@ -1,0 +1,219 @@
+"""One JSON snapshot file per workspace root, written atomically, quarantined when unreadable.
+
+A snapshot is `{"format_version", "root", "saved_at", "state"}` written with orjson; the keys are
+written in that order so `known_roots` can read a root from the head of a file without parsing
+the whole state. A file that cannot be trusted (corrupt, another root, unknown format) is moved
+aside into `quarantine/` rather than deleted, so nothing a user had is lost silently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+import orjson
+
+from live_memory.config import constants as C
+from live_memory.errors import SnapshotError
+
+__all__ = ["SnapshotStore"]
+
+logger = logging.getLogger(__name__)
+
+_SLUG_MAX: Final = 40
+_DIGEST_CHARS: Final = 16
+_HEAD_BYTES: Final = 8192
+_HEAD = re.compile(rb'^\{"format_version":(\d+),"root":("(?:[^"\\]|\\.)*")')
+
+
+class SnapshotStore:
+    """Snapshots of workspace state under one directory. Safe to use from many threads."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._guard = threading.Lock()
+        self._locks: dict[Path, threading.Lock] = {}
+
+    def path_for(self, root: Path) -> Path:
+        """The snapshot file of `root`: a readable slug plus a hash of the full path."""
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-.")[:_SLUG_MAX] or "root"
+        digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:_DIGEST_CHARS]
+        return self.directory / f"{slug}-{digest}{C.SNAPSHOT_SUFFIX}"
+
+    def save(self, root: Path, payload: Mapping[str, object]) -> None:
+        """Atomically replace the snapshot of `root` with `payload`.
+
+        Raises SnapshotError when the payload cannot be serialised or the write fails (disk
+        full, ...); the previous snapshot is then left as it was.
+        """
+        document = {
+            "format_version": C.SNAPSHOT_FORMAT_VERSION,
+            "root": str(root),
+            "saved_at": datetime.now(UTC).isoformat(),
+            "state": dict(payload),
+        }
+        try:
+            data = orjson.dumps(document)
+        except TypeError as exc:  # orjson.JSONEncodeError is a TypeError
+            raise SnapshotError(f"snapshot of {root} cannot be serialised: {exc}") from exc
+        path = self.path_for(root)
+        with self._lock(path):
+            self._write(path, data, root)
+
+    def load(self, root: Path) -> dict[str, object] | None:
+        """The state last saved for `root`, or None when there is none or it was unusable.
+
+        An unusable file is moved to `quarantine/` and logged. Raises SnapshotError only when
+        the file exists but cannot be read at all (permissions, I/O error).
+        """
+        path = self.path_for(root)
+        with self._lock(path):
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                raise SnapshotError(f"snapshot {path} cannot be read: {exc}") from exc
+            try:
+                document = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                self._quarantine(path, "corrupt", "it is not valid JSON")
+                return None
+            problem = _problem(document, root)
+            if problem is not None:
+                self._quarantine(path, problem[0], problem[1])
+                return None
+            state: dict[str, object] = document["state"]
+            return state
+
+    def quarantine(self, root: Path, detail: str) -> None:
+        """Move a snapshot whose content turned out malformed aside (logged)."""
+        path = self.path_for(root)
+        if path.exists():
+            self._quarantine(path, "malformed", detail)
+
+    def delete(self, root: Path) -> None:
+        """Remove the snapshot of `root` if there is one. Raises SnapshotError on I/O errors."""
+        path = self.path_for(root)
+        with self._lock(path):
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:
+                raise SnapshotError(f"snapshot {path} cannot be deleted: {exc}") from exc
+
+    def exists(self, root: Path) -> bool:
+        """Whether a snapshot file exists for `root` (it may still prove unusable on load)."""
+        return self.path_for(root).is_file()
+
+    def known_roots(self) -> list[Path]:
+        """Roots of the readable snapshots in the directory, sorted; bad files are skipped."""
+        try:
+            entries = list(self.directory.glob(f"*{C.SNAPSHOT_SUFFIX}"))
+        except OSError:
+            return []
+        roots: list[Path] = []
+        for path in entries:
+            root = _read_root(path)
+            if root is not None and self.path_for(root) == path:
+                roots.append(root)
+        return sorted(roots)
+
+    def _lock(self, path: Path) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(path, threading.Lock())
+
+    def _write(self, path: Path, data: bytes, root: Path) -> None:
+        temp_name: str | None = None
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, temp_name = tempfile.mkstemp(
+                dir=self.directory, prefix=f".{path.name}.", suffix=".tmp"
+            )
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp_name, path)
+            temp_name = None
+            _fsync_directory(self.directory)
+        except OSError as exc:
+            raise SnapshotError(f"snapshot of {root} could not be written: {exc}") from exc
+        finally:
+            if temp_name is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp_name)
+
+    def _quarantine(self, path: Path, reason: str, detail: str) -> None:
+        quarantine = self.directory / C.QUARANTINE_DIR_NAME
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        target = quarantine / f"{path.stem}.{stamp}.{reason}{path.suffix}"
+        try:
+            quarantine.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+        except OSError as exc:
+            logger.warning(
+                "snapshot %s is unusable (%s) and could not be quarantined: %s", path, detail, exc
+            )
+            return
+        logger.warning("snapshot %s is unusable (%s); moved to %s", path, detail, target)
+
+
+def _problem(document: object, root: Path) -> tuple[str, str] | None:
+    """(reason tag, explanation) when a parsed snapshot cannot be used for `root`."""
+    if not isinstance(document, dict):
+        return "corrupt", "it is not a JSON object"
+    version = document.get("format_version")
+    if type(version) is not int or version != C.SNAPSHOT_FORMAT_VERSION:
+        return "version", f"unknown format_version {version!r}"
+    if document.get("root") != str(root):
+        return "wrong-root", f"it belongs to {document.get('root')!r}, not {str(root)!r}"
+    if not isinstance(document.get("state"), dict):
+        return "corrupt", "its state is not a JSON object"
+    return None
+
+
+def _read_root(path: Path) -> Path | None:
+    """The root recorded in a snapshot, from the file head when possible; None if unusable."""
+    version: object
+    root: object
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_HEAD_BYTES)
+            match = _HEAD.match(head)
+            if match is not None:
+                version, root = int(match.group(1)), orjson.loads(match.group(2))
+            else:  # a root longer than the head, or a file someone else wrote
+                document = orjson.loads(head + handle.read())
+                if not isinstance(document, dict):
+                    return None
+                version, root = document.get("format_version"), document.get("root")
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if type(version) is not int or version != C.SNAPSHOT_FORMAT_VERSION:
+        return None
+    if not isinstance(root, str) or not root:
+        return None
+    return Path(root)
+
+
+def _fsync_directory(directory: Path) -> None:
+    # Makes the rename itself durable; not every platform/file system supports it.
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,183 @@
+"""Snapshots: atomic round trips, quarantine of unusable files, failed writes lose nothing."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import resource
+import signal
+import threading
+from pathlib import Path
+
+import orjson
+import pytest
+
+from live_memory.errors import SnapshotError
+from live_memory.memory.snapshot_store import SnapshotStore
+
+ROOT = Path("/home/dev/projects/My Repo")
+OTHER = Path("/home/dev/projects/other")
+
+
+def quarantined(store: SnapshotStore) -> list[Path]:
+    folder = store.directory / "quarantine"
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+def test_round_trip_returns_the_saved_state(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path / "workspaces")
+    state = {"version": 3, "history": [{"role": "user", "text": "hi"}], "ledger": "facts"}
+    assert store.load(ROOT) is None
+    assert not store.exists(ROOT)
+    store.save(ROOT, state)
+    assert store.exists(ROOT)
+    assert store.load(ROOT) == state
+    document = orjson.loads(store.path_for(ROOT).read_bytes())
+    assert document["format_version"] == 1
+    assert document["root"] == str(ROOT)
+    assert document["saved_at"]
+
+
+def test_file_names_are_stable_readable_and_distinct(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    name = store.path_for(ROOT).name
+    assert name == SnapshotStore(tmp_path).path_for(ROOT).name
+    assert name.startswith("My-Repo-") and name.endswith(".json")
+    assert store.path_for(ROOT) != store.path_for(Path("/elsewhere/My Repo"))
+    assert store.path_for(Path("/")).name.startswith("root-")
+
+
+def test_save_replaces_the_file_atomically_without_leftovers(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    store.save(ROOT, {"n": 1})
+    first_inode = store.path_for(ROOT).stat().st_ino
+    store.save(ROOT, {"n": 2})
+    assert store.load(ROOT) == {"n": 2}
+    assert store.path_for(ROOT).stat().st_ino != first_inode
+    assert [p.name for p in tmp_path.iterdir()] == [store.path_for(ROOT).name]
+
+
+def test_unserialisable_payload_raises_and_keeps_the_previous_snapshot(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    store.save(ROOT, {"n": 1})
+    before = store.path_for(ROOT).read_bytes()
+    with pytest.raises(SnapshotError, match="cannot be serialised"):
+        store.save(ROOT, {"bad": {1, 2}})
+    assert store.path_for(ROOT).read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == [store.path_for(ROOT).name]
+
+
+def test_failed_write_raises_snapshot_error_and_keeps_the_previous_snapshot(
+    tmp_path: Path,
+) -> None:
+    # A file-size limit makes the write itself fail (EFBIG), like a full disk would (ENOSPC).
+    store = SnapshotStore(tmp_path)
+    store.save(ROOT, {"n": 1})
+    before = store.path_for(ROOT).read_bytes()
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, hard))
+    try:
+        with pytest.raises(SnapshotError, match="could not be written") as caught:
+            store.save(ROOT, {"blob": "x" * 100_000})
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+    assert isinstance(caught.value.__cause__, OSError)
+    assert caught.value.__cause__.errno == errno.EFBIG
+    assert store.path_for(ROOT).read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == [store.path_for(ROOT).name]
+
+
+def test_unwritable_directory_raises_snapshot_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "workspaces"
+    blocker.write_text("a file where the directory should be", encoding="utf-8")
+    with pytest.raises(SnapshotError):
+        SnapshotStore(blocker).save(ROOT, {"n": 1})
+
+
+def test_corrupt_snapshot_is_quarantined_and_reads_as_none(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = SnapshotStore(tmp_path)
+    store.save(ROOT, {"n": 1})
+    path = store.path_for(ROOT)
+    path.write_bytes(path.read_bytes()[:20])
+    with caplog.at_level(logging.WARNING, logger="live_memory.memory.snapshot_store"):
+        assert store.load(ROOT) is None
+    assert not path.exists()
+    [moved] = quarantined(store)
+    assert moved.name.startswith(path.stem) and moved.name.endswith(".corrupt.json")
+    assert "not valid JSON" in caplog.text
+    store.save(ROOT, {"n": 2})
+    assert store.load(ROOT) == {"n": 2}
+
+
+def test_unknown_format_version_is_quarantined(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    path = store.path_for(ROOT)
+    path.write_bytes(orjson.dumps({"format_version": 99, "root": str(ROOT), "state": {}}))
+    assert store.load(ROOT) is None
+    assert [p.name.endswith(".version.json") for p in quarantined(store)] == [True]
+
+
+def test_snapshot_of_another_root_is_quarantined(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    store.save(OTHER, {"n": 1})
+    store.path_for(OTHER).rename(store.path_for(ROOT))
+    assert store.load(ROOT) is None
+    assert [p.name.endswith(".wrong-root.json") for p in quarantined(store)] == [True]
+
+
+def test_non_object_state_is_quarantined(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    doc = {"format_version": 1, "root": str(ROOT), "saved_at": "x", "state": [1]}
+    store.path_for(ROOT).write_bytes(orjson.dumps(doc))
+    assert store.load(ROOT) is None
+    assert len(quarantined(store)) == 1
+
+
+def test_delete_removes_the_snapshot_and_tolerates_absence(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    store.save(ROOT, {"n": 1})
+    store.delete(ROOT)
+    store.delete(ROOT)
+    assert not store.exists(ROOT)
+    assert store.load(ROOT) is None
+
+
+def test_known_roots_lists_good_snapshots_and_skips_bad_files(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    long_root = Path("/deep") / ("d" * 9000)
+    for root in (ROOT, OTHER, long_root):
+        store.save(root, {"n": 1})
+    (tmp_path / "garbage.json").write_bytes(b"\x00\x01 not json")
+    (tmp_path / "stray.json").write_bytes(
+        orjson.dumps({"format_version": 1, "root": "/not/matching/its/name", "state": {}})
+    )
+    (tmp_path / ".half-written.json.tmp").write_bytes(b"{")
+    assert store.known_roots() == sorted([ROOT, OTHER, long_root])
+    assert SnapshotStore(tmp_path / "missing").known_roots() == []
+
+
+def test_concurrent_saves_for_different_roots_all_land(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    roots = [Path(f"/work/repo-{index}") for index in range(16)]
+    errors: list[BaseException] = []
+
+    def work(root: Path) -> None:
+        try:
+            for step in range(10):
+                store.save(root, {"step": step, "root": str(root)})
+                assert store.load(root) == {"step": step, "root": str(root)}
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(root,)) for root in roots]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert not errors
+    assert store.known_roots() == sorted(roots)
+    assert all(store.load(root) == {"step": 9, "root": str(root)} for root in roots)
