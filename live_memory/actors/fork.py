@@ -1,0 +1,97 @@
+"""ForkActor: runs one question on a private copy of the window, then sends Commit back."""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import CancelledError, Future
+from dataclasses import dataclass
+from typing import Any
+
+from live_memory.actors.message import Cancel, Commit, ForkFailed, StartFork
+from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
+from live_memory.agent.question import QuestionJob, QuestionOutcome, answer_question
+from live_memory.agent.services import Services
+from live_memory.tools import Toolbox
+
+__all__ = ["ForkActor", "ForkCancelled"]
+
+logger = logging.getLogger(__name__)
+
+
+class ForkCancelled(Exception):
+    """The asker went away (or the server is draining); the model call was cancelled."""
+
+
+@dataclass(frozen=True, slots=True)
+class _LoopDone:
+    future: Future[QuestionOutcome]
+
+
+class ForkActor(Actor):
+    """Owns nothing shared: its window is a private copy taken at `base_version`."""
+
+    kind = "fork"
+
+    def __init__(
+        self,
+        system: ActorSystem,
+        name: str,
+        *,
+        fork_id: int,
+        workspace: ActorRef[Any],
+        job: QuestionJob,
+        services: Services,
+        toolbox: Toolbox,
+        base_version: int,
+        base_seq: int,
+    ) -> None:
+        super().__init__(system, name, job.window.root)
+        self.fork_id = fork_id
+        self.workspace = workspace
+        self.job = job
+        self.services = services
+        self.toolbox = toolbox
+        self.base_version = base_version
+        self.base_seq = base_seq
+        self.future: Future[QuestionOutcome] | None = None
+        self.cancel_reason: str | None = None
+
+    def handle(self, message: Any) -> None:
+        if isinstance(message, StartFork):
+            self._start()
+        elif isinstance(message, _LoopDone):
+            self._finish(message.future)
+        elif isinstance(message, Cancel):
+            self.cancel_reason = message.reason
+            if self.future is not None:
+                self.future.cancel()
+        else:
+            super().handle(message)
+
+    def _start(self) -> None:
+        if self.cancel_reason is not None:
+            self._report_failure(ForkCancelled(self.cancel_reason))
+            return
+        coro = answer_question(self.job, self.services, self.toolbox)
+        self.future = self.system.io.submit(coro)
+        ref = self.actor_ref
+        self.future.add_done_callback(lambda f: ref.tell(_LoopDone(f)))
+
+    def _finish(self, future: Future[QuestionOutcome]) -> None:
+        try:
+            outcome = future.result()
+        except CancelledError:
+            self._report_failure(ForkCancelled(self.cancel_reason or "cancelled"))
+            return
+        except Exception as exc:  # a provider or tool failure becomes the asker's error
+            logger.warning("fork %s failed: %s", self.info.name, exc)
+            self._report_failure(exc)
+            return
+        self.workspace.tell(
+            Commit(self.fork_id, self.base_version, self.base_seq, outcome.window, outcome)
+        )
+        self.stop()
+
+    def _report_failure(self, error: BaseException) -> None:
+        self.workspace.tell(ForkFailed(self.fork_id, error))
+        self.stop()

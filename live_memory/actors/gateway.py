@@ -1,0 +1,167 @@
+"""GatewayActor: the name directory. Resolves cwd → canonical root → workspace actor,
+activating workspaces on demand (virtual actors) and passivating idle ones."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from live_memory.actors.message import (
+    Drain,
+    IdleCheck,
+    KeepWarmTick,
+    ListWorkspaces,
+    Passivate,
+    Passivated,
+    RequestPassivation,
+    Route,
+    UpdateServices,
+)
+from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
+from live_memory.actors.workspace import WorkspaceActor
+from live_memory.agent.services import Services
+from live_memory.config import canonical_workspace
+from live_memory.errors import LiveMemoryError, ShuttingDown, UnknownWorkspace
+from live_memory.memory.snapshot_store import SnapshotStore
+
+__all__ = ["GatewayActor", "SweepIdle"]
+
+logger = logging.getLogger(__name__)
+
+_RESOLVE_CACHE_SIZE = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class SweepIdle:
+    """Ask every active workspace whether it has been idle for `idle_after_s`."""
+
+    idle_after_s: float
+
+
+def _fail(message: Any, error: BaseException) -> None:
+    reply = getattr(message, "reply", None)
+    if isinstance(reply, Future) and not reply.done():
+        reply.set_exception(error)
+
+
+class GatewayActor(Actor):
+    kind = "gateway"
+
+    def __init__(self, system: ActorSystem, *, services: Services, store: SnapshotStore) -> None:
+        super().__init__(system, "gateway")
+        self.services = services
+        self.store = store
+        self.active: dict[str, ActorRef[Any]] = {}
+        self.passivating: dict[str, list[Any]] = {}
+        self.resolved: OrderedDict[str, str] = OrderedDict()
+        self.closing = False
+
+    def handle(self, message: Any) -> None:
+        match message:
+            case Route():
+                self._route(message)
+            case RequestPassivation():
+                self._begin_passivation(message.root)
+            case Passivated():
+                self._end_passivation(message.root)
+            case SweepIdle():
+                for ref in self.active.values():
+                    ref.tell(IdleCheck(message.idle_after_s))
+            case UpdateServices():
+                self.services = message.services
+                self.resolved.clear()
+                for ref in self.active.values():
+                    ref.tell(message)
+            case KeepWarmTick():
+                for ref in self.active.values():
+                    ref.tell(message)
+            case ListWorkspaces():
+                message.reply.set_result(sorted(self.active))
+            case Drain():
+                self._drain(message)
+            case _:
+                super().handle(message)
+
+    def _resolve(self, cwd: str) -> str:
+        root = self.resolved.get(cwd)
+        if root is not None:
+            self.resolved.move_to_end(cwd)
+            return root
+        settings = self.services.settings
+        root = str(
+            canonical_workspace(
+                cwd, canonicalize=settings.canonicalize_workspace, mode=settings.repo_root_mode
+            )
+        )
+        self.resolved[cwd] = root
+        if len(self.resolved) > _RESOLVE_CACHE_SIZE:
+            self.resolved.popitem(last=False)
+        return root
+
+    def _route(self, route: Route) -> None:
+        try:
+            root = self._resolve(route.cwd)
+        except LiveMemoryError as exc:
+            _fail(route.message, exc)
+            return
+        if root in self.passivating:
+            self.passivating[root].append(route)
+            return
+        ref = self.active.get(root)
+        if ref is None:
+            if self.closing:
+                _fail(route.message, ShuttingDown("the server is shutting down"))
+                return
+            if not route.activate_unknown and not self.store.exists(Path(root)):
+                _fail(route.message, UnknownWorkspace(f"no memory for workspace {root}"))
+                return
+            ref = self._activate(root)
+        ref.tell(route.message)
+
+    def _activate(self, root: str) -> ActorRef[Any]:
+        logger.info("activating workspace %s", root)
+        ref = self.system.start(
+            WorkspaceActor, root, gateway=self.actor_ref, services=self.services, store=self.store
+        )
+        self.active[root] = ref
+        return ref
+
+    def _begin_passivation(self, root: str) -> None:
+        ref = self.active.pop(root, None)
+        if ref is None or self.closing:
+            if ref is not None:
+                self.active[root] = ref
+            return
+        self.passivating[root] = []
+        ref.tell(Passivate())
+
+    def _end_passivation(self, root: str) -> None:
+        logger.info("passivated workspace %s", root)
+        for route in self.passivating.pop(root, []):
+            self._route(route)
+
+    def _drain(self, drain: Drain) -> None:
+        self.closing = True
+        refs = list(self.active.values())
+        if not refs:
+            drain.reply.set_result(None)
+            return
+        remaining = [len(refs)]
+        lock = threading.Lock()
+
+        def one_done(_: Future[None]) -> None:
+            with lock:
+                remaining[0] -= 1
+                last = remaining[0] == 0
+            if last and not drain.reply.done():
+                drain.reply.set_result(None)
+
+        for ref in refs:
+            reply: Future[None] = Future()
+            reply.add_done_callback(one_done)
+            ref.tell(Drain(drain.grace_s, reply))

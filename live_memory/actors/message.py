@@ -1,0 +1,203 @@
+"""Actor messages and results: frozen, slotted dataclasses named for their intent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from live_memory.actors.runtime import Promise
+from live_memory.memory.commit import CommitOutcome
+from live_memory.providers.types import Usage
+
+__all__ = [
+    "Answer",
+    "Ask",
+    "Cancel",
+    "Clear",
+    "Commit",
+    "CommitOutcome",
+    "Drain",
+    "EventKind",
+    "FileEvent",
+    "ForkFailed",
+    "GetStats",
+    "IdleCheck",
+    "KeepWarmTick",
+    "ListWorkspaces",
+    "Notify",
+    "NotifyOutcome",
+    "Passivate",
+    "Passivated",
+    "PingDone",
+    "RequestPassivation",
+    "Reset",
+    "Route",
+    "StartFork",
+    "UpdateServices",
+]
+
+EventKind = Literal["read", "write", "change", "add", "unlink", "modified"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileEvent:
+    """One file-change notification, already parsed from `/notify` or the OS watcher."""
+
+    path: str
+    """Absolute, or relative to the workspace root."""
+    kind: EventKind
+    content: str | None = None
+    origin: Literal["hook", "watcher"] = "hook"
+
+
+# --- results ------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What the asker gets back."""
+
+    text: str
+    """The answer followed by the trailer: the MCP tool result."""
+    answer: str
+    model: str
+    latency_s: float
+    usage: Usage
+    tool_calls: int
+    files_read: int
+    cost_usd: float | None
+    context_pct: float
+    timed_out: bool
+    stop_reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyOutcome:
+    accepted: int
+    ignored: int
+
+
+
+
+# --- to the gateway actor -----------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Resolve `cwd` to its workspace actor (activating it when allowed) and forward."""
+
+    cwd: str
+    message: Any
+    activate_unknown: bool = True
+    """False: a workspace with neither live state nor a snapshot is an UnknownWorkspace."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestPassivation:
+    root: str
+
+
+@dataclass(frozen=True, slots=True)
+class Passivated:
+    root: str
+
+
+@dataclass(frozen=True, slots=True)
+class ListWorkspaces:
+    reply: Promise[list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Drain:
+    """Shutdown: stop admitting, let forks finish up to `grace_s`, flush snapshots."""
+
+    grace_s: float
+    reply: Promise[None]
+
+
+# --- to workspace actors ------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Ask:
+    question: str
+    max_answer_tokens: int
+    soft_deadline: float
+    """time.monotonic() by which a (best-effort) answer must be on its way back."""
+    reply: Promise[Answer]
+
+
+@dataclass(frozen=True, slots=True)
+class Notify:
+    events: tuple[FileEvent, ...]
+    reply: Promise[NotifyOutcome] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GetStats:
+    reply: Promise[dict[str, object]]
+
+
+@dataclass(frozen=True, slots=True)
+class Reset:
+    """Wipe memory and snapshot, then re-read the preload globs now."""
+
+    reply: Promise[dict[str, object]]
+
+
+@dataclass(frozen=True, slots=True)
+class Clear:
+    """Wipe memory and snapshot; preload happens lazily on the next question."""
+
+    reply: Promise[dict[str, object]]
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """A fork's finished question: its window (taken at `base_version`) plus the Q/A."""
+
+    fork_id: int
+    base_version: int
+    base_seq: int
+    window: Any
+    result: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ForkFailed:
+    fork_id: int
+    error: BaseException
+
+
+@dataclass(frozen=True, slots=True)
+class IdleCheck:
+    idle_after_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Passivate:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class KeepWarmTick:
+    interval_s: float
+    max_idle_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class PingDone:
+    usage: Usage | None
+    error: str | None = None
+
+
+# --- to fork actors -----------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class StartFork:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateServices:
+    """A configuration reload: new forks use `services`; in-flight ones finish on the old."""
+
+    services: Any

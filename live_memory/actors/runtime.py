@@ -1,0 +1,181 @@
+"""The actor runtime: the only module that imports pykka.
+
+Actors subclass `Actor` and implement `handle(message)`; they are started through an
+`ActorSystem`, which also keeps the inspection inventory, the shared I/O loop and the ticker.
+Keeping pykka here lets the same actor classes move onto Ray later.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+import pykka
+
+from live_memory.actors.io_loop import IoLoop
+from live_memory.config import constants as C
+
+__all__ = ["Actor", "ActorDeadError", "ActorInfo", "ActorRef", "ActorSystem", "Promise"]
+
+logger = logging.getLogger(__name__)
+
+ActorRef = pykka.ActorRef
+ActorDeadError = pykka.ActorDeadError
+T = TypeVar("T")
+Promise = Future
+"""A one-shot reply slot carried inside request messages (thread-safe, asyncio-bridgeable)."""
+
+
+@dataclass(slots=True)
+class ActorInfo:
+    """What `/actors` shows about one live actor; written only by that actor's thread."""
+
+    name: str
+    kind: str
+    workspace: str | None
+    started_at: float = field(default_factory=time.time)
+    current_message: str | None = None
+    busy_since: float | None = None
+    processed: int = 0
+    failures: int = 0
+    last_error: str | None = None
+    inbox: Any = None
+
+    def as_dict(self) -> dict[str, object]:
+        busy = time.monotonic() - self.busy_since if self.busy_since is not None else 0.0
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "workspace": self.workspace,
+            "mailbox_depth": self.inbox.qsize() if self.inbox is not None else 0,
+            "current_message": self.current_message,
+            "busy_s": round(busy, 3),
+            "processed": self.processed,
+            "failures": self.failures,
+            "last_error": self.last_error,
+            "started_at": self.started_at,
+        }
+
+
+class Actor(pykka.ThreadingActor):  # type: ignore[misc]
+    """Base actor: serial message handling, failure capture, inspection bookkeeping."""
+
+    use_daemon_thread = True
+    kind: ClassVar[str] = "actor"
+
+    def __init__(self, system: ActorSystem, name: str, workspace: str | None = None) -> None:
+        super().__init__()
+        self.system = system
+        self.info = ActorInfo(name=name, kind=self.kind, workspace=workspace)
+
+    @property
+    def ref(self) -> ActorRef[Any]:
+        return self.actor_ref
+
+    def on_start(self) -> None:
+        self.info.inbox = self.actor_inbox
+        self.system.register(self.actor_urn, self.info)
+        self.started()
+
+    def on_stop(self) -> None:
+        try:
+            self.stopped()
+        finally:
+            self.system.unregister(self.actor_urn)
+
+    def on_failure(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.system.unregister(self.actor_urn)
+
+    def started(self) -> None:
+        """Hook: runs in the actor thread before the first message."""
+
+    def stopped(self) -> None:
+        """Hook: runs in the actor thread when the actor stops."""
+
+    def on_receive(self, message: Any) -> Any:
+        info = self.info
+        info.current_message = type(message).__name__
+        info.busy_since = time.monotonic()
+        try:
+            return self.handle(message)
+        except Exception as exc:  # the actor-loop top level: log, record, answer the caller
+            logger.exception("%s %s failed on %s", self.kind, info.name, info.current_message)
+            info.failures += 1
+            info.last_error = f"{type(exc).__name__}: {exc}"
+            reply = getattr(message, "reply", None)
+            if isinstance(reply, Future) and not reply.done():
+                reply.set_exception(exc)
+            return None
+        finally:
+            info.processed += 1
+            info.current_message = None
+            info.busy_since = None
+
+    def handle(self, message: Any) -> Any:
+        raise TypeError(f"{self.kind} does not handle {type(message).__name__}")
+
+
+class ActorSystem:
+    """Owns every actor of one server: start, inventory, shared I/O loop, periodic ticks."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._infos: dict[str, ActorInfo] = {}
+        self.io = IoLoop()
+        self._ticks: list[tuple[float, ActorRef[Any], Callable[[], object]]] = []
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def start(self, cls: type[Actor], *args: Any, **kwargs: Any) -> ActorRef[Any]:
+        ref: ActorRef[Any] = cls.start(self, *args, **kwargs)
+        return ref
+
+    def register(self, urn: str, info: ActorInfo) -> None:
+        with self._lock:
+            self._infos[urn] = info
+
+    def unregister(self, urn: str) -> None:
+        with self._lock:
+            self._infos.pop(urn, None)
+
+    def inventory(self) -> list[dict[str, object]]:
+        with self._lock:
+            infos = list(self._infos.values())
+        return [i.as_dict() for i in sorted(infos, key=lambda i: (i.kind, i.name))]
+
+    def every(self, interval_s: float, ref: ActorRef[Any], make: Callable[[], object]) -> None:
+        """Tell `ref` a fresh `make()` message every `interval_s` seconds."""
+        with self._lock:
+            self._ticks.append((interval_s, ref, make))
+            if self._ticker is None:
+                self._ticker = threading.Thread(target=self._tick_loop, name="ticker", daemon=True)
+                self._ticker.start()
+
+    def _tick_loop(self) -> None:
+        due: dict[int, float] = {}
+        while not self._stop.is_set():
+            now = time.monotonic()
+            with self._lock:
+                ticks = list(self._ticks)
+            wait = C.KEEP_WARM_TICK_S
+            for i, (interval, ref, make) in enumerate(ticks):
+                nxt = due.setdefault(i, now + interval)
+                if now >= nxt:
+                    due[i] = now + interval
+                    try:
+                        ref.tell(make())
+                    except ActorDeadError:
+                        logger.debug("tick target is gone")
+                wait = min(wait, max(due[i] - now, 0.01))
+            self._stop.wait(wait)
+
+    def shutdown(self, timeout: float = C.ACTOR_STOP_TIMEOUT_S) -> None:
+        """Stop the ticker, every actor (newest first) and the I/O loop."""
+        self._stop.set()
+        pykka.ActorRegistry.stop_all(block=True, timeout=timeout)
+        self.io.stop()

@@ -1,0 +1,377 @@
+"""WorkspaceActor: serially owns one workspace's window, version, queue and snapshot.
+
+It never waits on the network: questions run in ForkActors on private copies of the window
+and come back as Commit messages, adopted under the optimistic version rule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import logging
+import time
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from live_memory.actors.fork import ForkActor
+from live_memory.actors.message import (
+    Answer,
+    Ask,
+    Cancel,
+    Clear,
+    Commit,
+    Drain,
+    FileEvent,
+    ForkFailed,
+    GetStats,
+    IdleCheck,
+    Notify,
+    NotifyOutcome,
+    Passivate,
+    Passivated,
+    RequestPassivation,
+    Reset,
+    StartFork,
+    UpdateServices,
+)
+from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
+from live_memory.actors.workspace_stats import WorkspaceCounters, workspace_stats
+from live_memory.agent.compactor import tree_chars
+from live_memory.agent.question import QuestionJob, QuestionOutcome
+from live_memory.agent.services import Services
+from live_memory.config import constants as C
+from live_memory.errors import Busy, LiveMemoryError, ShuttingDown, SnapshotError
+from live_memory.memory.commit import decide_commit
+from live_memory.memory.compaction import DistillGate
+from live_memory.memory.ingest import Ingestor
+from live_memory.memory.persist import window_from_state, window_to_state
+from live_memory.memory.preload import preload
+from live_memory.memory.snapshot_store import SnapshotStore
+from live_memory.memory.window import Window
+from live_memory.tools import Toolbox, build_directory_tree, resolve_in_root
+
+__all__ = ["WorkspaceActor"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class _Slot:
+    ask: Ask
+    ref: ActorRef[Any]
+    base_version: int
+
+
+def _digest(root: Path, rel: str) -> str | None:
+    try:
+        return hashlib.sha256(resolve_in_root(root, rel).read_bytes()).hexdigest()
+    except (LiveMemoryError, OSError):
+        return None
+
+
+class WorkspaceActor(Actor):
+    kind = "workspace"
+
+    def __init__(
+        self,
+        system: ActorSystem,
+        root: str,
+        *,
+        gateway: ActorRef[Any],
+        services: Services,
+        store: SnapshotStore,
+    ) -> None:
+        super().__init__(system, root, root)
+        self.root = root
+        self.path = Path(root)
+        self.gateway = gateway
+        self.services = services
+        self.store = store
+        self._configure(services)
+        self.window = Window(root=root)
+        self.version = 0
+        self.wiped_at_version = 0
+        self.current_score = (0, 0)
+        self.seq = 0
+        self.notify_log: deque[tuple[int, FileEvent]] = deque()
+        self.pending: deque[Ask] = deque()
+        self.in_flight: dict[int, _Slot] = {}
+        self.fork_ids = itertools.count(1)
+        self.counters = WorkspaceCounters()
+        self.gate = DistillGate()
+        self.last_activity = time.monotonic()
+        self.draining: list[Future[None]] = []
+        self.closing = False
+        self.passivating = False
+        self.dirty = False
+
+    def _configure(self, services: Services) -> None:
+        self.services = services
+        settings = services.settings
+        self.toolbox = Toolbox(
+            self.path,
+            secret_patterns=settings.secret_path_patterns,
+            file_globs=settings.file_globs,
+        )
+        self.ingestor = Ingestor(
+            self.path,
+            file_globs=settings.file_globs,
+            passive_ingestion=settings.passive_ingestion,
+            secret_patterns=settings.secret_path_patterns,
+        )
+
+    # --- lifecycle -----------------------------------------------------------------------
+    def started(self) -> None:
+        body = self.store.load(self.path)
+        if body is not None:
+            try:
+                self.window = window_from_state(self.root, body, lambda p: _digest(self.path, p))
+                counters = body.get("counters", {})
+                self.counters = WorkspaceCounters.from_state(
+                    counters if isinstance(counters, dict) else {}
+                )
+                self.version = int(str(body.get("version", 0)))
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                logger.warning("snapshot of %s is malformed (%s); starting empty", self.root, exc)
+                self.store.quarantine(self.path, repr(exc))
+                self.window = Window(root=self.root)
+        self._load_workspace()
+
+    def _load_workspace(self) -> None:
+        """Preload globs and the directory tree, then freeze the prompt's volatile block."""
+        settings = self.services.settings
+        floor_chars = int(
+            self.services.max_context_tokens * settings.compaction_floor * self.window.chars_per_token
+        )
+        preload(
+            self.window,
+            self.path,
+            settings.preload_globs,
+            total_cap_bytes=min(C.PRELOAD_MAX_TOTAL_BYTES, floor_chars // 2),
+            secret_patterns=settings.secret_path_patterns,
+        )
+        self.window.tree = build_directory_tree(self.path, tree_chars(self.window, self.services))
+        self.window.freeze()
+
+    def stopped(self) -> None:
+        for slot in self.in_flight.values():
+            slot.ref.tell(Cancel("workspace stopped"))
+            if not slot.ask.reply.done():
+                slot.ask.reply.set_exception(ShuttingDown("the workspace was stopped"))
+        self._flush()
+
+    def _flush(self) -> None:
+        if not self.dirty:
+            return
+        state = window_to_state(self.window) | {
+            "counters": self.counters.to_state(),
+            "version": self.version,
+        }
+        try:
+            self.store.save(self.path, state)
+            self.dirty = False
+        except SnapshotError:
+            logger.exception("snapshot of %s not written; memory state kept", self.root)
+
+    # --- dispatch ------------------------------------------------------------------------
+    def handle(self, message: Any) -> None:
+        if not isinstance(message, IdleCheck):
+            self.last_activity = time.monotonic()
+        match message:
+            case Ask():
+                self._ask(message)
+            case Commit():
+                self._commit(message)
+            case ForkFailed():
+                self._fork_failed(message)
+            case Notify():
+                outcome = self._notify(message.events)
+                if message.reply is not None:
+                    message.reply.set_result(outcome)
+            case GetStats():
+                message.reply.set_result(self.stats())
+            case Reset() | Clear():
+                self._wipe(reload=isinstance(message, Reset))
+                message.reply.set_result(self.stats())
+            case IdleCheck():
+                self._idle_check(message.idle_after_s)
+            case Passivate():
+                self._passivate()
+            case UpdateServices():
+                self._configure(message.services)
+            case Drain():
+                self.closing = True
+                self.draining.append(message.reply)
+                self._maybe_drained()
+            case _:
+                super().handle(message)
+
+    def stats(self) -> dict[str, object]:
+        return workspace_stats(self)
+
+    # --- questions -----------------------------------------------------------------------
+    def _limit(self) -> int:
+        settings = self.services.settings
+        return 1 if settings.concurrency == "serial" else settings.max_parallel_queries
+
+    def _ask(self, ask: Ask) -> None:
+        if self.closing or self.passivating:
+            ask.reply.set_exception(ShuttingDown("the server is shutting down"))
+            return
+        if len(self.pending) >= C.MAX_PENDING_QUESTIONS:
+            ask.reply.set_exception(
+                Busy(f"workspace {self.root} has {len(self.pending)} questions waiting; retry later")
+            )
+            return
+        self.pending.append(ask)
+        self._admit()
+
+    def _admit(self) -> None:
+        while self.pending and len(self.in_flight) < self._limit():
+            ask = self.pending.popleft()
+            if ask.reply.done():  # the asker went away while waiting
+                continue
+            self._spawn(ask)
+
+    def _spawn(self, ask: Ask) -> None:
+        self.window.sync_deltas()
+        hints = tuple(self.window.drain_recently_modified())
+        job = QuestionJob(
+            question=ask.question,
+            window=self.window.copy(),
+            recently_modified=hints,
+            soft_deadline=ask.soft_deadline,
+            max_answer_tokens=ask.max_answer_tokens,
+            workspace_key=self._cache_key(),
+            gate=self.gate,
+        )
+        fork_id = next(self.fork_ids)
+        ref = self.system.start(
+            ForkActor,
+            f"{self.root}#fork-{fork_id}",
+            fork_id=fork_id,
+            workspace=self.actor_ref,
+            job=job,
+            services=self.services,
+            toolbox=self.toolbox,
+            base_version=self.version,
+            base_seq=self.seq,
+        )
+        self.in_flight[fork_id] = _Slot(ask, ref, self.version)
+        ask.reply.add_done_callback(
+            lambda f: ref.tell(Cancel("asker went away")) if f.cancelled() else None
+        )
+        ref.tell(StartFork())
+
+    def _cache_key(self) -> str:
+        return "live-memory-" + hashlib.sha256(self.root.encode()).hexdigest()[:24]
+
+    def _commit(self, commit: Commit) -> None:
+        slot = self.in_flight.pop(commit.fork_id, None)
+        outcome: QuestionOutcome = commit.result
+        decision = decide_commit(
+            commit.base_version,
+            self.version,
+            self.wiped_at_version,
+            outcome.exploration,
+            self.current_score,
+        )
+        if decision != "race_dropped":
+            window: Window = commit.window
+            for seq, event in self.notify_log:
+                if seq > commit.base_seq:
+                    self.ingestor.apply(window, event.path, event.kind, event.content)
+            window.recently_modified = list(
+                dict.fromkeys([*window.recently_modified, *self.window.recently_modified])
+            )
+            self.window = window
+            self.version += 1
+            self.current_score = outcome.exploration
+        self.counters.record(outcome, decision, self.services)
+        self.dirty = True
+        self._flush()
+        self._trim_notify_log()
+        if slot is not None and not slot.ask.reply.done():
+            slot.ask.reply.set_result(self._answer(outcome))
+        self._admit()
+        self._maybe_drained()
+
+    def _answer(self, outcome: QuestionOutcome) -> Answer:
+        loop = outcome.loop
+        return Answer(
+            text=f"{outcome.answer_text}\n{outcome.trailer}",
+            answer=outcome.answer_text,
+            model=loop.model,
+            latency_s=outcome.latency_s,
+            usage=loop.usage,
+            tool_calls=loop.tool_calls,
+            files_read=loop.files_read,
+            cost_usd=outcome.cost_usd,
+            context_pct=outcome.context_pct,
+            timed_out=loop.timed_out,
+            stop_reason=loop.stop_reason,
+        )
+
+    def _fork_failed(self, failed: ForkFailed) -> None:
+        slot = self.in_flight.pop(failed.fork_id, None)
+        self.counters.failures += 1
+        if slot is not None and not slot.ask.reply.done():
+            slot.ask.reply.set_exception(failed.error)
+        self._trim_notify_log()
+        self._admit()
+        self._maybe_drained()
+
+    # --- notifications -------------------------------------------------------------------
+    def _notify(self, events: tuple[FileEvent, ...]) -> NotifyOutcome:
+        accepted = 0
+        for event in events:
+            if self.ingestor.apply(self.window, event.path, event.kind, event.content):
+                accepted += 1
+            if self.in_flight:
+                self.seq += 1
+                self.notify_log.append((self.seq, event))
+        return NotifyOutcome(accepted, len(events) - accepted)
+
+    def _trim_notify_log(self) -> None:
+        if not self.in_flight:
+            self.notify_log.clear()
+
+    # --- wipes, idleness, shutdown -------------------------------------------------------
+    def _wipe(self, *, reload: bool) -> None:
+        self.window = Window(root=self.root)
+        self.version += 1
+        self.wiped_at_version = self.version
+        self.current_score = (0, 0)
+        self.store.delete(self.path)
+        self.dirty = False
+        if reload:
+            self._load_workspace()
+        else:
+            self.window.tree = build_directory_tree(self.path, tree_chars(self.window, self.services))
+
+    def _idle(self) -> bool:
+        return not self.in_flight and not self.pending
+
+    def _idle_check(self, idle_after_s: float) -> None:
+        if self._idle() and time.monotonic() - self.last_activity >= idle_after_s:
+            self.gateway.tell(RequestPassivation(self.root))
+
+    def _passivate(self) -> None:
+        self.passivating = True
+        self._flush()
+        self.gateway.tell(Passivated(self.root))
+        self.stop()
+
+    def _maybe_drained(self) -> None:
+        if self.draining and not self.in_flight:
+            for ask in self.pending:
+                ask.reply.set_exception(ShuttingDown("the server is shutting down"))
+            self.pending.clear()
+            self._flush()
+            for reply in self.draining:
+                if not reply.done():
+                    reply.set_result(None)
+            self.draining.clear()

@@ -1,0 +1,103 @@
+"""Per-workspace counters and the `/stats` document (field names fixed by ARCHITECTURE.md)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from live_memory.agent.question import QuestionOutcome
+from live_memory.agent.services import Services
+from live_memory.memory.commit import CommitOutcome
+from live_memory.providers.types import Usage
+
+if TYPE_CHECKING:
+    from live_memory.actors.workspace import WorkspaceActor
+
+__all__ = ["WorkspaceCounters", "workspace_stats"]
+
+
+@dataclass(slots=True)
+class WorkspaceCounters:
+    """Cumulative accounting, persisted in the snapshot."""
+
+    questions_answered: int = 0
+    timed_out: int = 0
+    failures: int = 0
+    cost_usd: float = 0.0
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    commits: dict[str, int] = field(
+        default_factory=lambda: {"linear": 0, "race_adopted": 0, "race_dropped": 0}
+    )
+    last_question_at: float | None = None
+
+    def add_usage(self, usage: Usage, cost: float | None) -> None:
+        self.input += usage.input_tokens
+        self.output += usage.output_tokens
+        self.cache_read += usage.cache_read_tokens
+        self.cache_write += usage.cache_write_tokens
+        self.cost_usd += cost or 0.0
+
+    def record(self, outcome: QuestionOutcome, decision: CommitOutcome, services: Services) -> None:
+        self.questions_answered += 1
+        self.timed_out += int(outcome.loop.timed_out)
+        self.commits[decision] = self.commits.get(decision, 0) + 1
+        self.add_usage(outcome.loop.usage + outcome.summary_usage, outcome.cost_usd)
+        self.last_question_at = time.time()
+
+    def to_state(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> WorkspaceCounters:
+        known = {k: v for k, v in state.items() if k in cls.__dataclass_fields__}
+        counters = cls(**known)
+        counters.commits = {**cls().commits, **counters.commits}
+        return counters
+
+
+def workspace_stats(actor: WorkspaceActor) -> dict[str, object]:
+    window, counters, services = actor.window, actor.counters, actor.services
+    settings = services.settings
+    used = window.estimated_tokens()
+    max_tokens = services.max_context_tokens
+    prompt = counters.input
+    return {
+        "workspace": actor.root,
+        "provider": settings.provider,
+        "model": settings.model,
+        "endpoint": services.provider.endpoint if services.provider else None,
+        "context": {
+            "used_tokens": used,
+            "max_tokens": max_tokens,
+            "fill_pct": round(100.0 * used / max(max_tokens, 1), 1),
+        },
+        "messages_retained": sum(
+            1 for t in window.history if t.kind in ("question", "answer", "summary")
+        ),
+        "file_contexts": dict(window.counts()),
+        "ledger_facts": len(window.ledger),
+        "ledger_stale_facts": sum(1 for f in window.ledger if f.stale),
+        "compactions": window.compactions,
+        "last_compaction_at": window.last_compaction_at,
+        "summaries_written": window.summaries_written,
+        "questions_answered": counters.questions_answered,
+        "timed_out": counters.timed_out,
+        "failures": counters.failures,
+        "cost_usd": None if settings.subscription else round(counters.cost_usd, 6),
+        "tokens": {
+            "input": counters.input,
+            "output": counters.output,
+            "cache_read": counters.cache_read,
+            "cache_write": counters.cache_write,
+        },
+        "cache_hit_ratio": round(counters.cache_read / prompt, 4) if prompt else 0.0,
+        "queue": {"pending": len(actor.pending), "in_flight": len(actor.in_flight)},
+        "version": actor.version,
+        "commits": dict(counters.commits),
+        "uptime_s": round(time.time() - actor.info.started_at, 1),
+    }

@@ -1,0 +1,125 @@
+"""Runs compaction on a fork's private window: the tiers of `memory.compaction` plus the
+summariser calls they need."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+
+from live_memory.agent.services import Services
+from live_memory.agent.summarizer import render_material, summarize
+from live_memory.config import constants as C
+from live_memory.errors import ProviderError
+from live_memory.memory.compaction import (
+    DistillGate,
+    Watermarks,
+    drop_content,
+    evict_manifest_lru,
+    needs_compaction,
+    select_lru_content,
+    split_history_for_summary,
+)
+from live_memory.memory.ledger import attribute_facts, parse_fact_lines
+from live_memory.memory.model import FileContext, Turn
+from live_memory.memory.window import Window
+from live_memory.providers.types import Usage
+from live_memory.tools import build_directory_tree
+
+__all__ = ["CompactionReport", "compact_window", "tree_chars"]
+
+logger = logging.getLogger(__name__)
+
+
+class CompactionReport:
+    """Usage spent by summariser calls during one compaction (accounted like answers)."""
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+        self.summaries = 0
+
+
+def tree_chars(window: Window, services: Services) -> int:
+    return int(services.max_context_tokens * C.DIRECTORY_TREE_SHARE * window.chars_per_token)
+
+
+async def _fold(
+    window: Window,
+    services: Services,
+    report: CompactionReport,
+    files: list[FileContext],
+    turns: list[Turn],
+) -> bool:
+    """Summarise material into the ledger; False (ledger untouched) if the call fails."""
+    provider = services.require_provider()
+    try:
+        text, usage = await summarize(
+            provider,
+            services.settings.effective_summary_model,
+            window.ledger,
+            render_material(files, turns),
+        )
+    except ProviderError:
+        logger.exception("summariser failed for %s; keeping material", window.root)
+        return False
+    report.usage += usage
+    report.summaries += 1
+    known = window.known_hashes() | {f.path: f.sha256 for f in files}
+    facts = attribute_facts(parse_fact_lines(text), known)
+    if facts:
+        window.ledger = facts
+    window.summaries_written += 1
+    return True
+
+
+async def compact_window(
+    window: Window,
+    services: Services,
+    *,
+    gate: DistillGate | None = None,
+    force: bool = False,
+    report: CompactionReport | None = None,
+) -> bool:
+    """Compact `window` down to the floor if it is over the threshold (or `force`).
+
+    Returns True when a compaction ran. Summariser failures degrade to shedding raw bytes;
+    Q/A history is never dropped without being summarised.
+    """
+    settings = services.settings
+    marks = Watermarks(
+        services.max_context_tokens, settings.compaction_threshold, settings.compaction_floor
+    )
+    if force:
+        marks = Watermarks(max(window.estimated_tokens(), 1), 0.0, settings.compaction_floor)
+    elif not needs_compaction(window, marks):
+        return False
+    report = report or CompactionReport()
+    chosen = select_lru_content(window, marks)
+    if chosen:
+        if gate is not None and gate.try_reserve():
+            try:
+                await _fold(window, services, report, chosen, [])
+            finally:
+                gate.release()
+        drop_content(window, [c.path for c in chosen])
+    if window.estimated_tokens() > marks.floor_tokens:
+        evict_manifest_lru(window, marks)
+    if window.estimated_tokens() > marks.floor_tokens:
+        old, keep = split_history_for_summary(window)
+        if old and await _fold(window, services, report, [], old):
+            window.history = keep
+    window.tree = await asyncio.to_thread(
+        build_directory_tree, Path(window.root), tree_chars(window, services)
+    )
+    window.compactions += 1
+    window.last_compaction_at = time.time()
+    window.freeze()
+    logger.info(
+        "compacted %s to ~%d tokens (%d summaries)",
+        window.root,
+        window.estimated_tokens(),
+        report.summaries,
+    )
+    return True
+

@@ -1,0 +1,185 @@
+"""The agent loop: one question, answered with read-only tools, within its budgets.
+
+Stop reasons are explicit: `answered`, `max_iterations`, `timed_out`, `max_tokens`.
+Tool failures are results the model sees, never loop-enders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from live_memory.agent.prompt import COLD_MEMORY_NUDGE, FINAL_ANSWER_NUDGE
+from live_memory.config import constants as C
+from live_memory.memory.layout import build_request
+from live_memory.memory.window import Window
+from live_memory.providers.types import (
+    ChatRequest,
+    ChatResponse,
+    Message,
+    Provider,
+    TextBlock,
+    ToolResultBlock,
+    Usage,
+)
+from live_memory.tools import FileRead, Toolbox
+
+__all__ = ["LoopLimits", "LoopResult", "StopReason", "run_agent_loop"]
+
+logger = logging.getLogger(__name__)
+
+StopReason = Literal["answered", "max_iterations", "timed_out", "max_tokens"]
+
+
+@dataclass(frozen=True, slots=True)
+class LoopLimits:
+    soft_deadline: float
+    """Monotonic time by which a (best-effort) answer must be returned."""
+    max_answer_tokens: int
+    max_iterations: int = C.MAX_AGENT_ITERATIONS
+    tool_result_token_budget: int = C.QUESTION_TOOL_RESULT_TOKEN_BUDGET
+    cold_guard: bool = True
+
+
+@dataclass(slots=True)
+class LoopResult:
+    answer: str = ""
+    stop_reason: StopReason = "answered"
+    usage: Usage = field(default_factory=Usage)
+    usage_by_call: list[Usage] = field(default_factory=list)
+    tool_calls: int = 0
+    reads: list[FileRead] = field(default_factory=list)
+    iterations: int = 0
+    model: str = ""
+
+    @property
+    def timed_out(self) -> bool:
+        return self.stop_reason == "timed_out"
+
+    @property
+    def files_read(self) -> int:
+        return len({r.path for r in self.reads})
+
+
+def _is_cold(window: Window) -> bool:
+    has_content = any(f.content for f in window.files.values())
+    ledger_chars = sum(len(f.text) for f in window.ledger)
+    return not has_content and ledger_chars < C.COLD_LEDGER_MAX_CHARS
+
+
+def _request_chars(request: ChatRequest) -> int:
+    chars = sum(len(b.text) for b in request.system)
+    for message in request.messages:
+        for block in message.blocks:
+            chars += len(block.text) if isinstance(block, TextBlock) else 64
+    return chars
+
+
+async def run_agent_loop(
+    provider: Provider,
+    window: Window,
+    question_turn: str,
+    *,
+    toolbox: Toolbox,
+    model: str,
+    system_prompt: str,
+    limits: LoopLimits,
+    cache_key: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> LoopResult:
+    """Run one question on `window` (a private copy; calibration is its only mutation).
+
+    Raises ProviderError (PromptTooLong included) when the provider fails after retries.
+    """
+    result = LoopResult(model=model)
+    loop: list[Message] = []
+    tools = toolbox.specs()
+    cold = limits.cold_guard and _is_cold(window)
+    tool_tokens = 0
+    last_text = ""
+
+    while True:
+        remaining = limits.soft_deadline - clock()
+        if remaining <= 0:
+            result.stop_reason = "timed_out"
+            break
+        final_turn = result.iterations >= limits.max_iterations
+        if final_turn:
+            loop.append(Message("user", (TextBlock(FINAL_ANSWER_NUDGE),)))
+        request = build_request(
+            window,
+            system_prompt=system_prompt,
+            trailing=question_turn,
+            loop=loop,
+            tools=tools,
+            model=model,
+            max_tokens=limits.max_answer_tokens,
+            cache_key=cache_key,
+            timeout_s=max(remaining, C.MIN_CALL_TIMEOUT_S),
+        )
+        try:
+            response: ChatResponse = await asyncio.wait_for(provider.chat(request), remaining)
+        except TimeoutError:
+            result.stop_reason = "timed_out"
+            break
+        result.iterations += 1
+        result.usage += response.usage
+        result.usage_by_call.append(response.usage)
+        window.calibrate(_request_chars(request), response.usage.input_tokens)
+        if response.text.strip():
+            last_text = response.text.strip()
+        calls = response.tool_calls
+        if final_turn or not calls:
+            if not calls and cold and result.tool_calls == 0 and not final_turn:
+                cold = False  # reject an ungrounded first answer once, then trust the model
+                loop += [
+                    Message("assistant", response.blocks or (TextBlock("(no answer)"),)),
+                    Message("user", (TextBlock(COLD_MEMORY_NUDGE),)),
+                ]
+                continue
+            result.answer = response.text.strip()
+            if final_turn and calls:
+                result.stop_reason = "max_iterations"
+            elif response.stop_reason == "max_tokens":
+                result.stop_reason = "max_tokens"
+            if final_turn and not result.answer:
+                result.stop_reason = "max_iterations"
+            break
+        loop.append(Message("assistant", response.blocks))
+        results = []
+        for call in calls:
+            result.tool_calls += 1
+            outcome = await asyncio.to_thread(toolbox.run, call.name, call.arguments)
+            text = outcome.text
+            cost = int(len(text) / window.chars_per_token)
+            if tool_tokens + cost > limits.tool_result_token_budget:
+                room = max(limits.tool_result_token_budget - tool_tokens, 0)
+                text = text[: int(room * window.chars_per_token)] + (
+                    "\n[truncated: this question's tool-result budget is used up; answer from "
+                    "what you have]"
+                )
+                cost = room
+            tool_tokens += cost
+            result.reads.extend(outcome.reads)
+            results.append(ToolResultBlock(call.id, text, outcome.is_error))
+        loop.append(Message("user", tuple(results)))
+
+    if result.stop_reason == "timed_out" or not result.answer:
+        result.answer = result.answer or _best_effort(last_text, result)
+    return result
+
+
+def _best_effort(last_text: str, result: LoopResult) -> str:
+    explored = sorted({r.path for r in result.reads})
+    lines = ["[best-effort answer: the time budget ran out before a complete answer]"]
+    if last_text:
+        lines.append(last_text)
+    if explored:
+        lines.append("Files examined so far: " + ", ".join(explored))
+    if not last_text and not explored:
+        lines.append("No findings yet; ask again or narrow the question.")
+    return "\n".join(lines)

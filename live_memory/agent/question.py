@@ -1,0 +1,120 @@
+"""One question from admission to finished window: compact if needed, loop, record."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from live_memory.agent.compactor import CompactionReport, compact_window
+from live_memory.agent.loop import LoopLimits, LoopResult, run_agent_loop
+from live_memory.agent.prompt import SYSTEM_PROMPT
+from live_memory.agent.services import Services
+from live_memory.agent.trailer import format_trailer
+from live_memory.config import constants as C
+from live_memory.errors import PromptTooLong
+from live_memory.memory.compaction import DistillGate
+from live_memory.memory.layout import Hints, render_trailing_turn
+from live_memory.memory.window import Window
+from live_memory.providers.types import Usage
+from live_memory.tools import Toolbox
+
+__all__ = ["QuestionJob", "QuestionOutcome", "answer_question", "clamp_answer_tokens"]
+
+logger = logging.getLogger(__name__)
+
+
+def clamp_answer_tokens(requested: int | None, default: int) -> int:
+    """0 or None → the server default; otherwise clamped to [MIN, MAX]_ANSWER_TOKENS."""
+    value = requested or default
+    return max(C.MIN_ANSWER_TOKENS, min(value, C.MAX_ANSWER_TOKENS_CAP))
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionJob:
+    question: str
+    window: Window
+    """A private copy; the job mutates it into the window it will commit."""
+    recently_modified: tuple[str, ...]
+    soft_deadline: float
+    max_answer_tokens: int
+    workspace_key: str
+    gate: DistillGate | None = None
+
+
+@dataclass(slots=True)
+class QuestionOutcome:
+    window: Window
+    loop: LoopResult
+    answer_text: str
+    trailer: str
+    latency_s: float
+    cost_usd: float | None
+    context_pct: float
+    compacted: bool
+    summary_usage: Usage
+
+    @property
+    def exploration(self) -> tuple[int, int]:
+        """The race tiebreak: files read, then tokens."""
+        return (self.loop.files_read, self.loop.usage.input_tokens + self.loop.usage.output_tokens)
+
+
+def context_pct(window: Window, services: Services) -> float:
+    return 100.0 * window.estimated_tokens() / max(services.max_context_tokens, 1)
+
+
+async def answer_question(job: QuestionJob, services: Services, toolbox: Toolbox) -> QuestionOutcome:
+    """Answer `job.question`. Raises ProviderError / NoProviderConfigured on failure."""
+    started = time.monotonic()
+    provider = services.require_provider()
+    window = job.window
+    report = CompactionReport()
+    compacted = await compact_window(window, services, gate=job.gate, report=report)
+    remaining = max(job.soft_deadline - started, 0.0)
+    turn = render_trailing_turn(
+        job.question, Hints(remaining, job.max_answer_tokens, job.recently_modified)
+    )
+    limits = LoopLimits(soft_deadline=job.soft_deadline, max_answer_tokens=job.max_answer_tokens)
+
+    async def attempt() -> LoopResult:
+        return await run_agent_loop(
+            provider,
+            window,
+            turn,
+            toolbox=toolbox,
+            model=services.model,
+            system_prompt=SYSTEM_PROMPT,
+            limits=limits,
+            cache_key=job.workspace_key,
+        )
+
+    try:
+        result = await attempt()
+    except PromptTooLong:
+        logger.warning("prompt too long for %s; compacting and retrying once", window.root)
+        compacted = (
+            await compact_window(window, services, gate=job.gate, force=True, report=report)
+            or compacted
+        )
+        result = await attempt()
+
+    for read in result.reads:
+        window.record_read(read.path, read.sha256, read.size)
+    window.append_qa(job.question, result.answer)
+    latency = time.monotonic() - started
+    cost = services.cost(result.usage + report.usage)
+    pct = context_pct(window, services)
+    trailer = format_trailer(
+        model=result.model,
+        latency_s=latency,
+        usage=result.usage,
+        tool_calls=result.tool_calls,
+        files_read=result.files_read,
+        cost_usd=cost,
+        context_pct=pct,
+        timed_out=result.timed_out,
+    )
+    return QuestionOutcome(
+        window, result, result.answer, trailer, latency, cost, pct, compacted, report.usage
+    )

@@ -1,0 +1,34 @@
+"""The answer trailer of ARCHITECTURE.md: one line of per-question accounting."""
+
+from __future__ import annotations
+
+from live_memory.providers.types import Usage
+
+__all__ = ["format_cost", "format_trailer"]
+
+
+def format_cost(cost_usd: float | None) -> str:
+    return "n/a(subscription)" if cost_usd is None else f"${cost_usd:.4f}"
+
+
+def format_trailer(
+    *,
+    model: str,
+    latency_s: float,
+    usage: Usage,
+    tool_calls: int,
+    files_read: int,
+    cost_usd: float | None,
+    context_pct: float,
+    timed_out: bool = False,
+) -> str:
+    """`---\\n[live-memory] model=… latency=… tokens=…(in/out) tool_calls=… …`."""
+    line = (
+        f"[live-memory] model={model} latency={latency_s:.2f}s "
+        f"tokens={usage.input_tokens}/{usage.output_tokens}(in/out) "
+        f"tool_calls={tool_calls} files_read={files_read} cost={format_cost(cost_usd)} "
+        f"context={context_pct:.0f}%"
+    )
+    if timed_out:
+        line += " timed_out=true"
+    return f"---\n{line}"

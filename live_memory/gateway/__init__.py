@@ -1,0 +1,8 @@
+"""The HTTP edge: Starlette app, MCP tools, REST routes, guards and error mapping."""
+
+from __future__ import annotations
+
+from live_memory.gateway.app import create_app
+from live_memory.gateway.service import LiveMemoryService
+
+__all__ = ["LiveMemoryService", "create_app"]

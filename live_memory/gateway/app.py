@@ -1,0 +1,100 @@
+"""The app factory: a Starlette gateway whose lifespan owns the actor system and MCP."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator, Mapping
+from concurrent.futures import Future
+
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from live_memory.actors.message import UpdateServices
+from live_memory.agent import build_services
+from live_memory.config import Settings, load_settings
+from live_memory.gateway.guard import Guard, allowed_hostnames
+from live_memory.gateway.mcp_tools import build_mcp_server
+from live_memory.gateway.routes import build_routes
+from live_memory.gateway.service import LiveMemoryService
+
+__all__ = ["create_app"]
+
+logger = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) -> Starlette:
+    """Build a fresh app (actors and MCP session manager start in its lifespan).
+
+    `environ` is what `POST /reload` re-reads (default: the process environment).
+    """
+    env = dict(os.environ if environ is None else environ)
+
+    async def reload(request: Request) -> dict[str, object]:
+        current: LiveMemoryService = request.app.state.service
+        fresh = await asyncio.to_thread(
+            load_settings,
+            env,
+            config_file=current.settings.config_file,
+            overrides={
+                "host": current.settings.host,
+                "port": current.settings.port,
+                "data_dir": current.settings.data_dir,
+            },
+        )
+        services = await asyncio.to_thread(build_services, fresh)
+        old = current.services
+        current.settings, current.services = fresh, services
+        current.gateway.tell(UpdateServices(services))
+        if old.provider is not None and old.provider is not services.provider:
+            # In-flight questions keep the old client until they finish; close it later.
+            closing: Future[None] = current.system.io.submit(_close_later(old.provider))
+            closing.add_done_callback(lambda f: f.exception())
+        logger.info("configuration reloaded: %s / %s", fresh.provider, fresh.model)
+        return {"status": "reloaded", "provider": fresh.provider, "model": fresh.model}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        live = await asyncio.to_thread(LiveMemoryService, settings)
+        app.state.service = live
+        manager = StreamableHTTPSessionManager(
+            app=build_mcp_server(live)._lowlevel_server,
+            stateless=True,
+            json_response=False,
+        )
+        app.state.mcp = StreamableHTTPASGIApp(manager)
+        try:
+            async with manager.run():
+                yield
+        finally:
+            await live.shutdown()
+
+    routes = [Route("/mcp", endpoint=_McpEndpoint()), *build_routes(reload)]
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        middleware=[
+            Middleware(Guard, hosts=allowed_hostnames(settings.host), token=settings.token)
+        ],
+    )
+
+
+class _McpEndpoint:
+    """An ASGI app (not a function, so Starlette passes scope/receive/send through) that
+    forwards to the MCP transport the lifespan created."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await scope["app"].state.mcp(scope, receive, send)
+
+
+async def _close_later(provider: object, delay_s: float = 600.0) -> None:
+    await asyncio.sleep(delay_s)
+    close = getattr(provider, "aclose", None)
+    if close is not None:
+        await close()

@@ -1,0 +1,58 @@
+"""The one place where errors become HTTP statuses and JSON bodies."""
+
+from __future__ import annotations
+
+import logging
+
+from live_memory.errors import (
+    BudgetExhausted,
+    Busy,
+    ConfigError,
+    InputError,
+    LiveMemoryError,
+    NoProviderConfigured,
+    PayloadTooLarge,
+    ProviderError,
+    ShuttingDown,
+    UnknownJob,
+    UnknownWorkspace,
+)
+from live_memory.gateway.json_response import ORJSONResponse
+
+__all__ = ["error_response", "status_for"]
+
+logger = logging.getLogger(__name__)
+
+_STATUS: tuple[tuple[type[BaseException], int], ...] = (
+    (UnknownWorkspace, 404),
+    (UnknownJob, 404),
+    (PayloadTooLarge, 413),
+    (Busy, 429),
+    (BudgetExhausted, 429),
+    (InputError, 422),
+    (ConfigError, 422),
+    (NoProviderConfigured, 503),
+    (ShuttingDown, 503),
+    (ProviderError, 502),
+    (TimeoutError, 504),
+    (LiveMemoryError, 500),
+)
+
+
+def status_for(error: BaseException) -> int:
+    for kind, status in _STATUS:
+        if isinstance(error, kind):
+            return status
+    return 500
+
+
+def error_response(error: BaseException) -> ORJSONResponse:
+    status = status_for(error)
+    if status >= 500 and not isinstance(error, LiveMemoryError | TimeoutError):
+        logger.error("unexpected error", exc_info=error)
+        message = "internal error; see the server log"
+    elif isinstance(error, TimeoutError):
+        message = str(error) or "timed out waiting for the answer"
+    else:
+        message = str(error)
+    return ORJSONResponse({"error": message, "kind": type(error).__name__}, status_code=status)

@@ -1,0 +1,65 @@
+"""The MCP surface: `ask_live_memory` (and, opt-in, the async submit/result pair)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+from live_memory.errors import LiveMemoryError
+from live_memory.gateway.service import LiveMemoryService
+
+__all__ = ["ASK_DESCRIPTION", "build_mcp_server"]
+
+logger = logging.getLogger(__name__)
+
+PROGRESS_INTERVAL_S = 10.0
+
+ASK_DESCRIPTION = """\
+Ask Live Memory, a persistent read-only memory of this repository, a question about the code:
+where something lives, how a feature works, what calls what, why something changed, which files
+matter for a task. It answers from what it already knows (files you and it have read, earlier
+answers, distilled knowledge) and explores with read-only tools only where needed, so it is much
+cheaper than re-reading many files yourself. Ask broad "where / how / what calls" questions
+before exploring; it cannot edit files. Always pass `cwd` = the ABSOLUTE path of the repository
+root you are working in. Optional `max_answer_tokens` raises or lowers the answer length.
+"""
+
+_READ_ONLY = ToolAnnotations(
+    title="Ask Live Memory", read_only_hint=True, destructive_hint=False, open_world_hint=False
+)
+
+
+def build_mcp_server(service: LiveMemoryService) -> MCPServer:
+    server = MCPServer("live-memory", instructions=ASK_DESCRIPTION, log_level="WARNING")
+
+    @server.tool(
+        name="ask_live_memory",
+        description=ASK_DESCRIPTION,
+        annotations=_READ_ONLY,
+        structured_output=False,
+    )
+    async def ask_live_memory(
+        question: str, cwd: str, ctx: Context, max_answer_tokens: int | None = None
+    ) -> str:
+        task = asyncio.ensure_future(service.ask(question, cwd, max_answer_tokens))
+        started = time.monotonic()
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=PROGRESS_INTERVAL_S)
+                if done:
+                    break
+                # Each progress event resets the client's read timer on long answers.
+                await ctx.report_progress(time.monotonic() - started, None, "thinking")
+            return task.result().text
+        except (LiveMemoryError, TimeoutError) as exc:
+            raise ToolError(str(exc)) from exc
+        finally:
+            if not task.done():
+                task.cancel()
+
+    return server

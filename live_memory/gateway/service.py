@@ -1,0 +1,160 @@
+"""The edge's view of the actor system: validates input, sends messages, awaits replies.
+
+Shared by the MCP tools and the REST routes; holds no workspace state itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+from live_memory import __version__
+from live_memory.actors import (
+    ActorSystem,
+    Answer,
+    Ask,
+    Clear,
+    Drain,
+    GatewayActor,
+    GetStats,
+    ListWorkspaces,
+    Notify,
+    NotifyOutcome,
+    Reset,
+    Route,
+    SweepIdle,
+)
+from live_memory.agent import Services, build_services, clamp_answer_tokens
+from live_memory.config import Settings
+from live_memory.config import constants as C
+from live_memory.errors import InputError, PayloadTooLarge, ShuttingDown
+from live_memory.gateway.bridge import wait_reply
+from live_memory.gateway.notify_parse import parse_notify
+from live_memory.memory.snapshot_store import SnapshotStore
+
+__all__ = ["LiveMemoryService"]
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def _question(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError("question must be a non-empty string")
+    if len(value) > C.MAX_QUESTION_CHARS:
+        raise PayloadTooLarge(
+            f"question is {len(value)} characters; the limit is {C.MAX_QUESTION_CHARS}"
+        )
+    return value.strip()
+
+
+def _cwd(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise InputError("cwd must be the absolute path of your repository root")
+    return value
+
+
+def _answer_tokens(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError("max_answer_tokens must be a non-negative integer")
+    return value
+
+
+class LiveMemoryService:
+    """One per app: owns the actor system for the app's lifetime."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.started_at = time.time()
+        self.services: Services = build_services(settings)
+        self.store = SnapshotStore(settings.snapshot_dir)
+        self.system = ActorSystem()
+        self.gateway = self.system.start(GatewayActor, services=self.services, store=self.store)
+        self.system.every(
+            C.PASSIVATION_SWEEP_S, self.gateway, lambda: SweepIdle(C.PASSIVATE_AFTER_IDLE_S)
+        )
+        self.closing = False
+
+    # --- questions -----------------------------------------------------------------------
+    async def ask(self, question: object, cwd: object, max_answer_tokens: object = None) -> Answer:
+        """Answer a question. Raises InputError, NoProviderConfigured, ProviderError,
+        ShuttingDown, Busy, or TimeoutError at the hard backstop."""
+        text, where = _question(question), _cwd(cwd)
+        tokens = clamp_answer_tokens(_answer_tokens(max_answer_tokens), self.settings.max_answer_tokens)
+        if self.closing:
+            raise ShuttingDown("the server is shutting down")
+        self.services.require_provider()
+        budget = self.settings.default_timeout_s
+        reply: Future[Answer] = Future()
+        self.gateway.tell(Route(where, Ask(text, tokens, time.monotonic() + budget, reply)))
+        try:
+            return await wait_reply(reply, budget + C.HARD_DEADLINE_MARGIN_S)
+        except TimeoutError:
+            raise TimeoutError(
+                f"no answer within the hard backstop of {budget + C.HARD_DEADLINE_MARGIN_S:.0f} s"
+            ) from None
+
+    # --- workspace requests --------------------------------------------------------------
+    async def _call(
+        self, cwd: object, make: Callable[[Future[T]], Any], *, activate: bool = True
+    ) -> T:
+        reply: Future[T] = Future()
+        self.gateway.tell(Route(_cwd(cwd), make(reply), activate_unknown=activate))
+        return await wait_reply(reply, C.EDGE_REPLY_TIMEOUT_S)
+
+    async def notify(self, body: object) -> NotifyOutcome:
+        cwd, events = parse_notify(body)
+        if not events:
+            return NotifyOutcome(0, 0)
+        return await self._call(cwd, lambda r: Notify(tuple(events), r))
+
+    async def stats(self, cwd: object) -> dict[str, object]:
+        return await self._call(cwd, lambda r: GetStats(r), activate=False)
+
+    async def reset(self, cwd: object) -> dict[str, object]:
+        return await self._call(cwd, lambda r: Reset(r))
+
+    async def clear(self, cwd: object) -> dict[str, object]:
+        return await self._call(cwd, lambda r: Clear(r))
+
+    # --- server --------------------------------------------------------------------------
+    async def health(self) -> dict[str, object]:
+        reply: Future[list[str]] = Future()
+        self.gateway.tell(ListWorkspaces(reply))
+        active = await wait_reply(reply, C.EDGE_REPLY_TIMEOUT_S)
+        body: dict[str, object] = {
+            "status": "ok" if self.settings.provider else "no_provider",
+            "version": __version__,
+            "uptime_s": round(time.time() - self.started_at, 1),
+            "workspaces_active": len(active),
+            "provider": self.settings.provider,
+            "model": self.settings.model if self.settings.provider else None,
+        }
+        if self.settings.provider is None:
+            body["problem"] = self.settings.provider_problem
+        return body
+
+    def actors(self) -> list[dict[str, object]]:
+        return self.system.inventory()
+
+    async def shutdown(self, grace_s: float = C.SHUTDOWN_GRACE_S) -> None:
+        """Stop admissions, let in-flight questions finish up to `grace_s`, flush, stop."""
+        self.closing = True
+        reply: Future[None] = Future()
+        self.gateway.tell(Drain(grace_s, reply))
+        try:
+            await wait_reply(reply, grace_s)
+        except TimeoutError:
+            logger.warning("in-flight questions did not finish within %.0f s", grace_s)
+        if self.services.provider is not None:
+            try:
+                await asyncio.wrap_future(self.system.io.submit(self.services.provider.aclose()))
+            except Exception:  # closing a client must never block the shutdown
+                logger.exception("closing the provider client failed")
+        await asyncio.to_thread(self.system.shutdown)

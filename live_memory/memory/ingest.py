@@ -1,0 +1,122 @@
+"""Applying file-change notifications to a window (design §Data Flow 3a–c).
+
+content-bearing read/write → observe (held content, marked current);
+change/add → stale, unlink → deleted, for files the window knows (cited facts demoted);
+edits without content → the recently-modified hint of the next question.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from live_memory.config import constants as C
+from live_memory.errors import LiveMemoryError
+from live_memory.hygiene import is_secret_path, looks_binary, redact_secrets
+from live_memory.memory.window import Window
+from live_memory.tools import read_workspace_text
+
+__all__ = ["Ingestor", "in_scope"]
+
+_CONTENT_KINDS = ("read", "write")
+
+
+def in_scope(rel_path: str, globs: Sequence[str]) -> bool:
+    """fnmatch semantics where `*` also crosses `/`; no globs = everything."""
+    return not globs or any(fnmatch.fnmatchcase(rel_path, g) for g in globs)
+
+
+class Ingestor:
+    """Stateless apart from the echo table; owned by one workspace actor."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        file_globs: Sequence[str] = (),
+        passive_ingestion: bool = True,
+        secret_patterns: Sequence[str] = C.DEFAULT_SECRET_PATH_PATTERNS,
+        max_file_bytes: int = C.PASSIVE_MAX_FILE_BYTES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.root = root
+        self._root_str = str(root)
+        self.file_globs = tuple(file_globs)
+        self.passive = passive_ingestion
+        self.secret_patterns = tuple(secret_patterns)
+        self.max_file_bytes = max_file_bytes
+        self._clock = clock
+        self._echo: dict[str, tuple[str, float]] = {}
+
+    def relative(self, path: str) -> str | None:
+        """Workspace-relative POSIX path, or None when it lies outside (or is unusable)."""
+        if not path or "\0" in path:
+            return None
+        if path.startswith("/"):
+            if path != self._root_str and not path.startswith(self._root_str + "/"):
+                return None
+            path = path[len(self._root_str) + 1 :]
+        parts = [p for p in path.split("/") if p not in ("", ".")]
+        if not parts or ".." in parts or parts[0] == ".git":
+            return None
+        return "/".join(parts)
+
+    def apply(self, window: Window, path: str, kind: str, content: str | None) -> bool:
+        """Apply one event; True when it was accepted (changed or confirmed knowledge)."""
+        rel = self.relative(path)
+        if rel is None or not in_scope(rel, self.file_globs):
+            return False
+        if kind in _CONTENT_KINDS:
+            return self._content_event(window, rel, kind, content)
+        if kind in ("change", "add"):
+            if self._is_echo(rel):
+                return False
+            return window.mark_stale(rel)
+        if kind == "unlink":
+            self._echo.pop(rel, None)
+            return window.mark_deleted(rel)
+        if kind == "modified":
+            return self._changed_without_content(window, rel)
+        return False
+
+    def _content_event(self, window: Window, rel: str, kind: str, content: str | None) -> bool:
+        usable = (
+            content is not None
+            and self.passive
+            and not is_secret_path(rel, self.secret_patterns)
+            and len(content.encode("utf-8", "surrogatepass")) <= self.max_file_bytes
+            and not looks_binary(content[: C.BINARY_SNIFF_BYTES].encode("utf-8", "replace"))
+        )
+        if not usable or content is None:
+            # No usable bytes: a write still tells us the file moved on.
+            return kind == "write" and self._changed_without_content(window, rel)
+        raw = content.encode("utf-8", "replace")
+        digest = hashlib.sha256(raw).hexdigest()
+        clean, _ = redact_secrets(content)
+        window.observe(rel, clean, digest, len(raw))
+        if kind == "write":
+            self._echo[rel] = (digest, self._clock())
+        return True
+
+    @staticmethod
+    def _changed_without_content(window: Window, rel: str) -> bool:
+        """An edit whose new bytes we lack: held bytes are outdated, so they must not stay
+        "current" in the window; the next question is also hinted that the file moved on."""
+        window.mark_stale(rel)
+        return window.note_modified(rel) or rel in window.files
+
+    def _is_echo(self, rel: str) -> bool:
+        """A change event right after our own teed write of the same bytes is its echo."""
+        seen = self._echo.get(rel)
+        if seen is None or self._clock() - seen[1] > C.ECHO_GRACE_S:
+            return False
+        try:
+            _, read = read_workspace_text(
+                self.root, rel, max_bytes=self.max_file_bytes, secret_patterns=self.secret_patterns
+            )
+        except (LiveMemoryError, OSError):
+            return False
+        return read.sha256 == seen[0]

@@ -1,0 +1,97 @@
+"""The prompt layout as data: the KV-cache contract of ARCHITECTURE.md.
+
+    [ system prompt + directory tree ]        stable; breakpoint 1
+    [ frozen volatile block ]                 byte-identical between compactions; breakpoint 2
+    [ history: Q/A + observation deltas ]     append-only between compactions; breakpoint 3
+    [ trailing turn: hints + question ]       never cached
+    [ this question's tool loop ]             breakpoint 4 on its latest message
+
+Every request (answers, retries, keep-warm pings) is built here, so they share one prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from live_memory.memory.window import Window
+from live_memory.providers.types import (
+    ChatRequest,
+    Message,
+    SystemBlock,
+    TextBlock,
+    ToolSpec,
+)
+
+__all__ = ["Hints", "build_request", "render_trailing_turn", "stable_prefix_text"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hints:
+    """Per-question volatile hints, placed only on the trailing turn."""
+
+    time_budget_s: float
+    answer_budget_tokens: int
+    recently_modified: tuple[str, ...] = ()
+
+
+def stable_prefix_text(system_prompt: str, tree: str) -> str:
+    return f"{system_prompt}\n\n## Directory tree of the workspace\n{tree or '(empty)'}"
+
+
+def render_trailing_turn(question: str, hints: Hints) -> str:
+    lines = [
+        f"[time budget: about {hints.time_budget_s:.0f} s for this whole answer, tools included]",
+        f"[answer budget: at most {hints.answer_budget_tokens} tokens; lead with the most "
+        "important facts]",
+    ]
+    if hints.recently_modified:
+        lines.append(
+            "[recently modified by the coding agent since you last saw them: "
+            + ", ".join(hints.recently_modified)
+            + "]"
+        )
+    return "\n".join(lines) + f"\n\nQuestion: {question}"
+
+
+def build_request(
+    window: Window,
+    *,
+    system_prompt: str,
+    trailing: str | None,
+    loop: Sequence[Message] = (),
+    tools: tuple[ToolSpec, ...],
+    model: str,
+    max_tokens: int,
+    cache_key: str | None = None,
+    timeout_s: float | None = None,
+) -> ChatRequest:
+    """One request in the cache-stable layout. `trailing=None` builds a keep-warm ping."""
+    if window.frozen is None:
+        window.freeze()
+    assert window.frozen is not None
+    system = (
+        SystemBlock(stable_prefix_text(system_prompt, window.tree), cache_breakpoint=True),
+        SystemBlock(window.frozen, cache_breakpoint=True),
+    )
+    history = [Message(t.role, (TextBlock(t.text),)) for t in window.history]
+    if history:
+        history[-1] = replace(history[-1], cache_breakpoint=True)
+    messages = list(history)
+    if trailing is not None:
+        messages.append(Message("user", (TextBlock(trailing),)))
+    elif not messages or messages[-1].role != "user":
+        # A ping must end on a user turn; the fixed text keeps pings byte-identical.
+        messages.append(Message("user", (TextBlock("(keep-warm ping: reply with one word)"),)))
+    if loop:
+        *head, last = loop
+        messages += [*head, replace(last, cache_breakpoint=True)]
+    return ChatRequest(
+        model=model,
+        system=system,
+        messages=tuple(messages),
+        tools=tools,
+        max_tokens=max_tokens,
+        cache_key=cache_key,
+        timeout_s=timeout_s,
+    )

@@ -1,0 +1,56 @@
+"""The plain, immutable records a window is made of."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "FileContext",
+    "FileSource",
+    "FileState",
+    "LedgerFact",
+    "Turn",
+    "TurnKind",
+]
+
+FileState = Literal["current", "stale", "deleted"]
+FileSource = Literal["read", "observed", "preloaded"]
+TurnKind = Literal["question", "answer", "observation", "ack", "summary"]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message of the append-only history."""
+
+    role: Literal["user", "assistant"]
+    kind: TurnKind
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileContext:
+    """What the window knows about one workspace file.
+
+    `content` holds raw text only for observed or preloaded files; it is never persisted.
+    """
+
+    path: str
+    sha256: str
+    size: int
+    source: FileSource
+    state: FileState = "current"
+    content: str | None = None
+    last_used: int = 0
+    """Logical clock of the last use, for LRU eviction."""
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerFact:
+    """One distilled fact, attributed to the files it names."""
+
+    text: str
+    sources: tuple[tuple[str, str], ...] = ()
+    """(workspace-relative path, sha256 at distillation time) pairs."""
+    category: str = "architecture"
+    stale: bool = False

@@ -1,0 +1,27 @@
+"""What running one exploration tool produces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["FileRead", "ToolOutcome"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileRead:
+    """A workspace file the tool read (and whose bytes reached the model)."""
+
+    path: str
+    """Workspace-relative, POSIX separators."""
+    sha256: str
+    """Hex digest of the whole file's bytes at the time of reading."""
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """The tool result the model sees, plus what the window should record."""
+
+    text: str
+    is_error: bool = False
+    reads: tuple[FileRead, ...] = ()

@@ -1,0 +1,87 @@
+"""Start a real `live-memory serve` subprocess on a free loopback port, bounded waits only."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+__all__ = ["ServerProcess", "free_port"]
+
+START_TIMEOUT_S = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ServerProcess:
+    """`with ServerProcess(data_dir, env) as server:` → server.url, server.client."""
+
+    def __init__(self, data_dir: Path, env: Mapping[str, str], port: int | None = None) -> None:
+        self.data_dir = data_dir
+        self.port = port or free_port()
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("LIVE_MEMORY_", "ANTHROPIC_", "OPENAI_", "CLAUDE_"))
+        }
+        self.env.update({"LIVE_MEMORY_DATA_DIR": str(data_dir), "HOME": str(data_dir / "home")})
+        self.env.update(env)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = data_dir / f"server-{self.port}.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> ServerProcess:
+        (self.data_dir / "home").mkdir(parents=True, exist_ok=True)
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "live_memory.cli", "serve", "--port", str(self.port)],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited early:\n{self.log.read_text()}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=0.5).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)  # polling a starting process: there is no event to wait on
+        raise RuntimeError(f"server did not start:\n{self.log.read_text()}")
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        return int(self.proc.returncode)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        return httpx.request(method, f"{self.url}{path}", timeout=60, **kwargs)
+
+    def __enter__(self) -> ServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
