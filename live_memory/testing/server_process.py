@@ -1,4 +1,4 @@
-"""Start a real `live-memory serve` subprocess on a free loopback port, bounded waits only."""
+"""Start a real `live-memory serve` subprocess on a free loopback port (tests and benches)."""
 
 from __future__ import annotations
 

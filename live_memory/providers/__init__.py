@@ -1,0 +1,82 @@
+"""Model providers: neutral chat types, one adapter per wire format, retries and pricing.
+
+Other packages import from here, never from the inner modules.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from live_memory.providers.factory import make_provider
+from live_memory.providers.pricing import (
+    Pricing,
+    context_tokens_for,
+    cost_usd,
+    min_cacheable_tokens,
+    price_for,
+    price_for_settings,
+    pricing_checked,
+)
+from live_memory.providers.retry import RetryPolicy
+from live_memory.providers.text_tool_call import UNPARSED_ARGUMENTS_KEY
+from live_memory.providers.types import (
+    Block,
+    ChatRequest,
+    ChatResponse,
+    Message,
+    Provider,
+    Role,
+    StopReason,
+    SystemBlock,
+    TextBlock,
+    ToolCall,
+    ToolResultBlock,
+    ToolSpec,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from live_memory.providers.anthropic_adapter import AnthropicProvider
+    from live_memory.providers.openai_adapter import OpenAIProvider
+
+
+def __getattr__(name: str) -> Any:
+    # The SDKs take seconds to import; load an adapter only when it is asked for.
+    if name == "AnthropicProvider":
+        from live_memory.providers.anthropic_adapter import AnthropicProvider
+
+        return AnthropicProvider
+    if name == "OpenAIProvider":
+        from live_memory.providers.openai_adapter import OpenAIProvider
+
+        return OpenAIProvider
+    raise AttributeError(name)
+
+
+__all__ = [
+    "UNPARSED_ARGUMENTS_KEY",
+    "AnthropicProvider",
+    "Block",
+    "ChatRequest",
+    "ChatResponse",
+    "Message",
+    "OpenAIProvider",
+    "Pricing",
+    "Provider",
+    "RetryPolicy",
+    "Role",
+    "StopReason",
+    "SystemBlock",
+    "TextBlock",
+    "ToolCall",
+    "ToolResultBlock",
+    "ToolSpec",
+    "Usage",
+    "context_tokens_for",
+    "cost_usd",
+    "make_provider",
+    "min_cacheable_tokens",
+    "price_for",
+    "price_for_settings",
+    "pricing_checked",
+]

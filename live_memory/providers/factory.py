@@ -1,0 +1,62 @@
+"""Building the configured Provider from Settings."""
+
+from __future__ import annotations
+
+import logging
+
+from live_memory.config import constants
+from live_memory.config.settings import Settings
+from live_memory.errors import ConfigError, NoProviderConfigured
+from live_memory.providers.subscription import CredentialFileToken
+from live_memory.providers.types import Provider
+
+__all__ = ["make_provider"]
+
+logger = logging.getLogger(__name__)
+
+_AUTH_TOKEN_SOURCE = "ANTHROPIC_AUTH_TOKEN"  # a key from there is a bearer token
+_NO_PROVIDER = (
+    "no model provider is configured: set LIVE_MEMORY_API_KEY (or ANTHROPIC_API_KEY / "
+    "OPENAI_API_KEY), or LIVE_MEMORY_PROVIDER=openai with LIVE_MEMORY_BASE_URL for a local server"
+)
+
+
+def make_provider(settings: Settings) -> Provider:
+    """The Provider for `settings.provider`, pointed at its base URL (or the default).
+
+    Raises NoProviderConfigured when no provider is set (the message says what to set), and
+    ConfigError for a provider name we do not know.
+    """
+    if settings.provider is None:
+        raise NoProviderConfigured(settings.provider_problem or _NO_PROVIDER)
+    if settings.provider == constants.PROVIDER_ANTHROPIC:
+        return _anthropic(settings, settings.base_url or constants.ANTHROPIC_DEFAULT_BASE_URL)
+    if settings.provider == constants.PROVIDER_OPENAI:
+        from live_memory.providers.openai_adapter import OpenAIProvider  # the SDK is slow to import
+
+        return OpenAIProvider(
+            settings.base_url or constants.OPENAI_DEFAULT_BASE_URL, settings.api_key
+        )
+    raise ConfigError(
+        f"LIVE_MEMORY_PROVIDER must be {constants.PROVIDER_ANTHROPIC!r} or "
+        f"{constants.PROVIDER_OPENAI!r}, got {settings.provider!r}"
+    )
+
+
+def _anthropic(settings: Settings, base_url: str) -> Provider:
+    from live_memory.providers.anthropic_adapter import AnthropicProvider  # the SDK is slow to import
+
+    if settings.subscription:
+        # A Claude subscription OAuth token: a bearer token plus a beta flag, not a key.
+        token: str | CredentialFileToken | None = settings.api_key
+        if token is None and settings.credentials_file is not None:
+            token = CredentialFileToken(settings.credentials_file)
+        if token is None:
+            raise NoProviderConfigured(
+                "the Claude subscription credential was not found; set LIVE_MEMORY_API_KEY"
+            )
+        beta = {"anthropic-beta": constants.ANTHROPIC_OAUTH_BETA}
+        return AnthropicProvider(base_url, None, auth_token=token, default_headers=beta)
+    if settings.api_key_source == _AUTH_TOKEN_SOURCE:
+        return AnthropicProvider(base_url, None, auth_token=settings.api_key)
+    return AnthropicProvider(base_url, settings.api_key)

@@ -1,0 +1,282 @@
+"""The OpenAI-compatible adapter: neutral ChatRequest ⇄ `POST {base_url}/chat/completions`.
+
+Works with OpenAI, DeepSeek, gateways and local servers (llama.cpp, vLLM, Ollama). Caching is
+implicit there: the system blocks become one system message with the same bytes every time, and
+the per-workspace `prompt_cache_key` routes requests to the same cache.
+
+The output cap goes out as `max_completion_tokens` to OpenAI's own hosts (their reasoning
+models refuse `max_tokens`) and as `max_tokens` everywhere else, the field every compatible
+server understands; pass `token_limit_field` to choose.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Literal, cast
+from urllib.parse import urlsplit
+
+import httpx2
+import openai
+import orjson
+from openai.types.chat import ChatCompletion, ChatCompletionMessageParam, ChatCompletionToolParam
+
+from live_memory.config import constants
+from live_memory.errors import ProviderBadResponse
+from live_memory.providers.loop_local import LoopLocal
+from live_memory.providers.retry import DEFAULT_RETRY_POLICY, RetryPolicy, with_retries
+from live_memory.providers.text_tool_call import parse_arguments, tool_calls_from_text
+from live_memory.providers.types import (
+    ChatRequest,
+    ChatResponse,
+    Message,
+    StopReason,
+    TextBlock,
+    ToolCall,
+    ToolResultBlock,
+    ToolSpec,
+    Usage,
+)
+
+__all__ = ["OpenAIProvider", "TokenLimitField", "build_chat_params"]
+
+logger = logging.getLogger(__name__)
+
+TokenLimitField = Literal["max_tokens", "max_completion_tokens"]
+
+_STOP_REASONS: Mapping[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+}
+_OPENAI_HOSTS = ("api.openai.com", ".openai.azure.com")
+_SYSTEM_SEPARATOR = "\n\n"
+_ERROR_PREFIX = "ERROR: "
+_NO_KEY = "no-key"  # local servers need none, but the SDK insists on some value
+
+
+class OpenAIProvider:
+    """A Provider speaking OpenAI chat completions through `openai.AsyncOpenAI`.
+
+    One SDK client is made per event loop; call `aclose()` on each loop that used it.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        *,
+        token_limit_field: TokenLimitField | None = None,
+        retry: RetryPolicy = DEFAULT_RETRY_POLICY,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._base_url = _normalise_base_url(base_url)
+        self._token_field = token_limit_field or _default_token_field(self._base_url)
+        self._retry = retry
+        self._sleep = sleep
+        self._secrets = (api_key,) if api_key else ()
+        self._clients: LoopLocal[openai.AsyncOpenAI] = LoopLocal(
+            lambda: openai.AsyncOpenAI(
+                base_url=self._base_url,
+                api_key=api_key or _NO_KEY,
+                max_retries=0,
+                timeout=constants.PROVIDER_DEFAULT_TIMEOUT_S,
+            )
+        )
+
+    @property
+    def name(self) -> str:
+        return constants.PROVIDER_OPENAI
+
+    @property
+    def endpoint(self) -> str:
+        return self._base_url
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        """One chat-completions call with retries.
+
+        `request.timeout_s`, when set, bounds the whole call including retries.
+        Raises PromptTooLong, ProviderAuthError, ProviderBadResponse or ProviderError.
+        """
+        client = self._clients.get()
+        params = build_chat_params(request, self._token_field)
+        deadline = None if request.timeout_s is None else time.monotonic() + request.timeout_s
+
+        async def call() -> ChatCompletion:
+            result = await client.chat.completions.create(
+                **params, timeout=_attempt_timeout(deadline)
+            )
+            return cast(ChatCompletion, result)
+
+        completion = await with_retries(
+            call,
+            provider=self.name,
+            endpoint=f"{self._base_url}/chat/completions",
+            policy=self._retry,
+            deadline=deadline,
+            secrets=self._secrets,
+            sleep=self._sleep,
+        )
+        offered = {t.name for t in request.tools}
+        return _parse_completion(completion, request.model, offered, self._base_url)
+
+    async def aclose(self) -> None:
+        await self._clients.aclose(lambda client: client.close())
+
+
+def build_chat_params(
+    request: ChatRequest, token_field: TokenLimitField = "max_tokens"
+) -> dict[str, Any]:
+    """The `chat.completions.create` keyword arguments for a request (without `timeout`)."""
+    messages: list[ChatCompletionMessageParam] = []
+    if request.system:
+        system = _SYSTEM_SEPARATOR.join(b.text for b in request.system)
+        messages.append({"role": "system", "content": system})
+    for message in request.messages:
+        messages.extend(_chat_messages(message))
+    params: dict[str, Any] = {
+        "model": request.model,
+        "messages": messages,
+        token_field: max(1, request.max_tokens),  # compatible servers refuse 0
+    }
+    if request.tools:
+        params["tools"] = [_tool_param(t) for t in request.tools]
+    if request.cache_key:
+        params["prompt_cache_key"] = request.cache_key
+    return params
+
+
+def _chat_messages(message: Message) -> list[ChatCompletionMessageParam]:
+    texts = [b.text for b in message.blocks if isinstance(b, TextBlock)]
+    text = "\n\n".join(texts)
+    if message.role == "assistant":
+        calls = [b for b in message.blocks if isinstance(b, ToolCall)]
+        if not calls:
+            return [{"role": "assistant", "content": text}]
+        # content "" rather than null: several local servers reject a null content.
+        return [
+            {
+                "role": "assistant",
+                "content": text,
+                "tool_calls": [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": _json(c.arguments)},
+                    }
+                    for c in calls
+                ],
+            }
+        ]
+    # Tool results must directly follow the assistant turn that asked for them.
+    out: list[ChatCompletionMessageParam] = [
+        {"role": "tool", "tool_call_id": b.tool_call_id, "content": _result_text(b)}
+        for b in message.blocks
+        if isinstance(b, ToolResultBlock)
+    ]
+    if texts or not out:
+        out.append({"role": "user", "content": text})
+    return out
+
+
+def _result_text(block: ToolResultBlock) -> str:
+    if block.is_error and not block.content.startswith(_ERROR_PREFIX):
+        return _ERROR_PREFIX + block.content
+    return block.content
+
+
+def _tool_param(spec: ToolSpec) -> ChatCompletionToolParam:
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": dict(spec.input_schema),
+        },
+    }
+
+
+def _json(value: Mapping[str, object]) -> str:
+    return orjson.dumps(dict(value)).decode()
+
+
+def _attempt_timeout(deadline: float | None) -> httpx2.Timeout:
+    total = constants.PROVIDER_DEFAULT_TIMEOUT_S
+    if deadline is not None:
+        total = max(constants.MIN_CALL_TIMEOUT_S, deadline - time.monotonic())
+    return httpx2.Timeout(total, connect=min(constants.PROVIDER_CONNECT_TIMEOUT_S, total))
+
+
+def _parse_completion(
+    completion: object, model: str, offered: set[str], base_url: str
+) -> ChatResponse:
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise ProviderBadResponse(
+            f"openai-compatible endpoint {base_url} answered without choices "
+            "(is the base URL right? it usually ends in /v1)"
+        )
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    text = getattr(message, "content", None) or ""
+    calls: list[ToolCall] = []
+    for index, item in enumerate(getattr(message, "tool_calls", None) or []):
+        function = getattr(item, "function", None)
+        if function is None:
+            continue
+        call_id = getattr(item, "id", None) or f"call_{index}"
+        calls.append(ToolCall(call_id, function.name, parse_arguments(function.arguments)))
+    if not calls and offered and text:
+        calls = list(tool_calls_from_text(text, offered))
+        if calls:
+            text = ""
+    raw_stop = getattr(choice, "finish_reason", None)
+    stop: StopReason = "tool_use" if calls else _STOP_REASONS.get(str(raw_stop), "other")
+    blocks: list[TextBlock | ToolCall] = [TextBlock(text)] if text else []
+    blocks.extend(calls)
+    return ChatResponse(
+        blocks=tuple(blocks),
+        stop_reason=stop,
+        usage=_usage(getattr(completion, "usage", None)),
+        model=str(getattr(completion, "model", None) or model),
+        raw_stop_reason=None if raw_stop is None else str(raw_stop),
+    )
+
+
+def _usage(usage: object) -> Usage:
+    """Usage from `prompt_tokens_details`, or DeepSeek's `prompt_cache_hit/miss_tokens`."""
+    if usage is None:
+        return Usage()
+    extra: Mapping[str, object] = getattr(usage, "model_extra", None) or {}
+    details = getattr(usage, "prompt_tokens_details", None)
+    hit = _int(extra.get("prompt_cache_hit_tokens"))
+    miss = _int(extra.get("prompt_cache_miss_tokens"))
+    return Usage(
+        input_tokens=max(_int(getattr(usage, "prompt_tokens", None)), hit + miss),
+        output_tokens=_int(getattr(usage, "completion_tokens", None)),
+        cache_read_tokens=max(_int(getattr(details, "cached_tokens", None)), hit),
+        cache_write_tokens=_int(getattr(details, "cache_write_tokens", None)),
+    )
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _default_token_field(base_url: str) -> TokenLimitField:
+    host = (urlsplit(base_url).hostname or "").lower()
+    if host == _OPENAI_HOSTS[0] or host.endswith(_OPENAI_HOSTS[1]):
+        return "max_completion_tokens"
+    return "max_tokens"
+
+
+def _normalise_base_url(base_url: str) -> str:
+    # The SDK posts to {base_url}/chat/completions; a bare host needs the /v1 the servers use.
+    url = base_url.rstrip("/")
+    if urlsplit(url).path in ("", "/"):
+        logger.info("OpenAI base URL %s has no path; using %s/v1", url, url)
+        url = f"{url}/v1"
+    return url

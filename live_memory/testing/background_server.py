@@ -1,0 +1,91 @@
+"""Serving an ASGI app with uvicorn on 127.0.0.1 and an ephemeral port, in a thread."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+
+import uvicorn
+from starlette.types import ASGIApp
+
+__all__ = ["BackgroundServer"]
+
+logger = logging.getLogger(__name__)
+
+_START_TIMEOUT_S = 10.0
+_STOP_TIMEOUT_S = 10.0
+
+
+class BackgroundServer:
+    """One uvicorn server in a daemon thread; `start()` returns once it accepts requests."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self.port: int | None = None
+
+    def start(self) -> int:
+        """Start serving; returns the port. Raises RuntimeError if uvicorn fails to start."""
+        if self._server is not None:
+            raise RuntimeError("the server is already running")
+        # proto=IPPROTO_TCP: asyncio only sets TCP_NODELAY on accepted sockets whose proto is
+        # TCP; with proto 0 every response body waits ~40 ms for a delayed ACK (Nagle).
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+        port: int = sock.getsockname()[1]
+        config = uvicorn.Config(
+            self._app,
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            ws="none",
+            http="h11",
+            loop="asyncio",
+            timeout_graceful_shutdown=1,
+        )
+        server = _Server(config)
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_in_thread, args=(sock,), name=f"fake-server-{port}", daemon=True
+        )
+        self._thread.start()
+        if not server.ready.wait(_START_TIMEOUT_S) or not server.started:
+            self.stop()
+            raise RuntimeError("the background server did not start")
+        self.port = port
+        return port
+
+    def stop(self) -> None:
+        """Stop serving and join the thread (idempotent)."""
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        self.port = None
+        if server is not None:
+            server.should_exit = True
+            server.force_exit = True  # do not wait for delayed replies nobody awaits
+        if thread is not None:
+            thread.join(_STOP_TIMEOUT_S)
+            if thread.is_alive():
+                logger.warning("the background server's thread did not stop in time")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn that reports when it is ready, and never installs signal handlers."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = threading.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        self.ready.set()
+
+    def serve_in_thread(self, sock: socket.socket) -> None:
+        try:
+            self.run(sockets=[sock])
+        finally:
+            self.ready.set()
+            sock.close()
