@@ -71,9 +71,9 @@ def attribute_facts(
 
 
 def _names(text: str, path: str) -> bool:
-    """`path` occurs in `text` as a whole name, not inside another word or a longer path
-    (`app.py` is not named by `webapp.py` or `lib/app.py`)."""
-    return re.search(rf"(?<![\w/.-]){re.escape(path)}(?![\w-])", text) is not None
+    """`path` occurs in `text` as a whole name (optionally `./`-prefixed), not inside another
+    word or a longer path: `app.py` is not named by `webapp.py` or `lib/app.py`."""
+    return re.search(rf"(?<![\w/.-])(?:\./)?{re.escape(path)}(?![\w-])", text) is not None
 
 
 def demote_facts(facts: Sequence[LedgerFact], path: str) -> tuple[list[LedgerFact], int]:

@@ -1,0 +1,307 @@
+"""File-change notifications applied to a window: scope, hygiene, staleness, echoes, hints."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from live_memory.config import constants as C
+from live_memory.memory.ingest import Ingestor, in_scope
+from live_memory.memory.window import Window
+
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=m"]
+API_KEY = "sk-proj-4f9a8B7c6D5e4F3a2B1c0D9e8F7a6B5c"
+
+
+def make_repo(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True)
+    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True, capture_output=True, timeout=30)
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True, capture_output=True, timeout=30)
+    subprocess.run(
+        [*GIT, "commit", "-q", "-m", "init"], cwd=root, check=True, capture_output=True, timeout=30
+    )
+    return root.resolve()
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 500.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_repo(
+        tmp_path_factory.mktemp("template") / "repo",
+        {"src/app.py": "def main(): ...\n", "docs/guide.md": "# Guide\n", "README.md": "hi\n"},
+    )
+
+
+@pytest.fixture
+def repo(template: Path, tmp_path: Path) -> Path:
+    """A private copy of one committed repository (cheaper than running git per test)."""
+    return Path(shutil.copytree(template, tmp_path / "repo", symlinks=True)).resolve()
+
+
+def fresh(repo: Path, **kwargs: object) -> tuple[Ingestor, Window]:
+    window = Window(str(repo))
+    window.freeze()
+    return Ingestor(repo, **kwargs), window  # type: ignore[arg-type]
+
+
+# --- paths and scope -----------------------------------------------------------------------
+def test_absolute_paths_inside_the_root_become_relative(repo: Path) -> None:
+    ingestor = Ingestor(repo)
+    assert ingestor.relative(f"{repo}/src/app.py") == "src/app.py"
+    assert ingestor.relative(f"{repo}//src/./app.py") == "src/app.py"
+    assert ingestor.relative("src/app.py") == "src/app.py"
+    assert ingestor.relative("./src//app.py") == "src/app.py"
+
+
+def test_paths_outside_the_root_or_unusable_are_refused(repo: Path) -> None:
+    ingestor = Ingestor(repo)
+    for path in (
+        "/etc/passwd",
+        f"{repo}-sibling/a.py",  # shares the root's prefix but is another directory
+        str(repo),
+        f"{repo}/",
+        "src/../../escape.py",
+        "../escape.py",
+        "src/../app.py",
+        "",
+        "a\0b.py",
+        ".git/config",
+        f"{repo}/.git/HEAD",
+        ".",
+    ):
+        assert ingestor.relative(path) is None, path
+
+
+def test_events_outside_the_root_change_nothing(repo: Path) -> None:
+    ingestor, window = fresh(repo)
+    assert ingestor.apply(window, "/etc/hosts", "read", "127.0.0.1 localhost\n") is False
+    assert ingestor.apply(window, "../x.py", "write", "x") is False
+    assert ingestor.apply(window, f"{repo}/.git/config", "read", "[core]\n") is False
+    assert window.files == {}
+
+
+def test_file_globs_scope_every_kind_of_event(repo: Path) -> None:
+    ingestor, window = fresh(repo, file_globs=("docs/*.md",))
+    assert ingestor.apply(window, f"{repo}/docs/guide.md", "read", "# Guide\n") is True
+    assert ingestor.apply(window, "docs/deep/nested.md", "read", "nested\n") is True  # * crosses /
+    assert ingestor.apply(window, "src/app.py", "read", "def main(): ...\n") is False
+    assert set(window.files) == {"docs/guide.md", "docs/deep/nested.md"}
+    window.record_read("src/app.py", sha("def main(): ...\n"), 16)  # known, but out of scope
+    assert ingestor.apply(window, "src/app.py", "change", None) is False
+    assert ingestor.apply(window, "src/app.py", "unlink", None) is False
+    assert window.files["src/app.py"].state == "current"
+
+
+def test_in_scope_without_globs_takes_everything() -> None:
+    assert in_scope("any/where.bin", ())
+    assert in_scope("docs/a/b.md", ("*.md",))
+    assert not in_scope("docs/a/b.mdx", ("*.md",))
+
+
+# --- content events ------------------------------------------------------------------------
+def test_a_teed_read_is_observed_with_the_hash_of_its_bytes(repo: Path) -> None:
+    ingestor, window = fresh(repo)
+    text = "def main(): ...\n"
+    assert ingestor.apply(window, f"{repo}/src/app.py", "read", text) is True
+    ctx = window.files["src/app.py"]
+    assert (ctx.content, ctx.sha256, ctx.size, ctx.source) == (text, sha(text), 16, "observed")
+    assert window.pending == {"src/app.py": "content"}
+
+
+def test_a_teed_write_is_observed_even_for_a_never_read_file(repo: Path) -> None:
+    ingestor, window = fresh(repo)
+    assert ingestor.apply(window, "src/new.py", "write", "NEW = 1\n") is True
+    assert window.files["src/new.py"].content == "NEW = 1\n"
+
+
+def test_passive_ingestion_off_keeps_hints_only(repo: Path) -> None:
+    ingestor, window = fresh(repo, passive_ingestion=False)
+    assert ingestor.apply(window, "src/app.py", "read", "def main(): ...\n") is False
+    assert ingestor.apply(window, "src/new.py", "write", "x = 1\n") is False
+    assert window.files == {}
+    window.record_read("src/app.py", sha("def main(): ...\n"), 16)
+    assert ingestor.apply(window, "src/app.py", "write", "def main(): return 1\n") is True
+    ctx = window.files["src/app.py"]
+    assert ctx.content is None
+    assert window.drain_recently_modified() == ["src/app.py"]
+
+
+@pytest.mark.parametrize("path", [".env", "config/.env.production", "keys/server.pem", "id_rsa"])
+def test_secret_files_content_is_never_observed(repo: Path, path: str) -> None:
+    ingestor, window = fresh(repo)
+    secret = f"TOKEN={API_KEY}\n"
+    assert ingestor.apply(window, path, "read", secret) is False
+    assert ingestor.apply(window, path, "write", secret) is False
+    assert path not in window.files
+    window.record_read(path, sha("old"), 3)  # even a file the model knows keeps no content
+    ingestor.apply(window, path, "write", secret)
+    assert window.files[path].content is None
+    window.sync_deltas()
+    assert all(API_KEY not in t.text for t in window.history)
+    window.freeze()
+    assert window.frozen is not None and API_KEY not in window.frozen
+
+
+def test_secret_looking_lines_are_redacted_but_the_hash_is_of_the_real_bytes(repo: Path) -> None:
+    ingestor, window = fresh(repo)
+    text = f'NAME = "demo"\nOPENAI_API_KEY = "{API_KEY}"\nprint(NAME)\n'
+    assert ingestor.apply(window, "settings.py", "read", text) is True
+    ctx = window.files["settings.py"]
+    assert ctx.content is not None
+    assert API_KEY not in ctx.content
+    assert C.SECRET_REDACTION in ctx.content
+    assert ctx.content.count("\n") == text.count("\n")
+    assert 'NAME = "demo"' in ctx.content
+    assert ctx.sha256 == sha(text)
+
+
+def test_oversize_content_is_not_held(repo: Path) -> None:
+    ingestor, window = fresh(repo, max_file_bytes=100)
+    assert ingestor.apply(window, "big.txt", "read", "x" * 101) is False
+    assert ingestor.apply(window, "fits.txt", "read", "x" * 100) is True
+    assert "big.txt" not in window.files
+    multibyte = "é" * 51  # 102 bytes in UTF-8, 51 characters
+    assert ingestor.apply(window, "accents.txt", "read", multibyte) is False
+
+
+def test_binary_content_is_not_held(repo: Path) -> None:
+    ingestor, window = fresh(repo)
+    assert ingestor.apply(window, "image.png", "read", "\x89PNG\r\n\x1a\n\x00\x00\x00IHDR") is False
+    assert ingestor.apply(window, "image.png", "write", "\x00" * 64) is False
+    assert window.files == {}
+
+
+# --- change, add, unlink -------------------------------------------------------------------
+def test_change_and_add_make_only_known_files_stale(repo: Path) -> None:
+    ingestor, window = fresh(repo)
+    ingestor.apply(window, "src/app.py", "read", "def main(): ...\n")
+    assert ingestor.apply(window, f"{repo}/src/app.py", "change", None) is True
+    assert window.files["src/app.py"].state == "stale"
+    assert window.files["src/app.py"].content is None
+    assert ingestor.apply(window, "README.md", "change", None) is False
+    assert ingestor.apply(window, "brand-new.py", "add", None) is False
+    assert set(window.files) == {"src/app.py"}
+    window.record_read("README.md", sha("hi\n"), 3)
+    assert ingestor.apply(window, "README.md", "add", None) is True
+    assert window.files["README.md"].state == "stale"
+
+
+def test_unlink_marks_a_known_file_deleted(repo: Path) -> None:
+    ingestor, window = fresh(repo)
+    window.record_read("src/app.py", sha("def main(): ...\n"), 16)
+    assert ingestor.apply(window, "src/app.py", "unlink", None) is True
+    assert window.files["src/app.py"].state == "deleted"
+    assert ingestor.apply(window, "never.py", "unlink", None) is False
+    window.sync_deltas()
+    assert "- src/app.py — DELETED" in window.history[-2].text
+
+
+def test_unknown_kinds_are_ignored(repo: Path) -> None:
+    ingestor, window = fresh(repo)
+    window.record_read("src/app.py", sha("x"), 1)
+    assert ingestor.apply(window, "src/app.py", "rename", None) is False
+    assert window.files["src/app.py"].state == "current"
+
+
+# --- echoes of our own teed writes ---------------------------------------------------------
+def test_echo_of_our_own_teed_write_is_ignored_within_the_grace_window(repo: Path) -> None:
+    clock = FakeClock()
+    ingestor, window = fresh(repo, clock=clock)
+    text = "def main(): return 2\n"
+    (repo / "src/app.py").write_text(text, encoding="utf-8")
+    assert ingestor.apply(window, "src/app.py", "write", text) is True
+    clock.now += C.ECHO_GRACE_S / 2
+    assert ingestor.apply(window, f"{repo}/src/app.py", "change", None) is False
+    ctx = window.files["src/app.py"]
+    assert (ctx.state, ctx.content) == ("current", text)
+
+
+def test_a_real_change_inside_the_grace_window_is_not_an_echo(repo: Path) -> None:
+    clock = FakeClock()
+    ingestor, window = fresh(repo, clock=clock)
+    text = "def main(): return 2\n"
+    (repo / "src/app.py").write_text(text, encoding="utf-8")
+    ingestor.apply(window, "src/app.py", "write", text)
+    (repo / "src/app.py").write_text("def main(): return 3\n", encoding="utf-8")
+    clock.now += C.ECHO_GRACE_S / 2
+    assert ingestor.apply(window, "src/app.py", "change", None) is True
+    assert window.files["src/app.py"].state == "stale"
+
+
+def test_a_change_after_the_grace_window_is_not_an_echo(repo: Path) -> None:
+    clock = FakeClock()
+    ingestor, window = fresh(repo, clock=clock)
+    text = "def main(): return 2\n"
+    (repo / "src/app.py").write_text(text, encoding="utf-8")
+    ingestor.apply(window, "src/app.py", "write", text)
+    clock.now += C.ECHO_GRACE_S + 0.01
+    assert ingestor.apply(window, "src/app.py", "change", None) is True
+    assert window.files["src/app.py"].state == "stale"
+
+
+def test_a_teed_read_leaves_no_echo_to_swallow_a_later_change(repo: Path) -> None:
+    clock = FakeClock()
+    ingestor, window = fresh(repo, clock=clock)
+    ingestor.apply(window, "src/app.py", "read", "def main(): ...\n")
+    assert ingestor.apply(window, "src/app.py", "change", None) is True
+
+
+def test_a_deleted_file_is_no_echo_when_it_comes_back(repo: Path) -> None:
+    clock = FakeClock()
+    ingestor, window = fresh(repo, clock=clock)
+    text = "def main(): return 2\n"
+    (repo / "src/app.py").write_text(text, encoding="utf-8")
+    ingestor.apply(window, "src/app.py", "write", text)
+    assert ingestor.apply(window, "src/app.py", "unlink", None) is True
+    assert ingestor.apply(window, "src/app.py", "add", None) is True
+    assert window.files["src/app.py"].state == "stale"
+
+
+# --- edits without content -----------------------------------------------------------------
+def test_a_write_without_content_becomes_a_recently_modified_hint(repo: Path) -> None:
+    ingestor, window = fresh(repo)
+    window.record_read("src/app.py", sha("def main(): ...\n"), 16)
+    assert ingestor.apply(window, "src/app.py", "write", None) is True
+    assert window.drain_recently_modified() == ["src/app.py"]
+    assert ingestor.apply(window, "unknown.py", "write", None) is False
+    assert window.drain_recently_modified() == []
+
+
+def test_an_edit_without_content_hints_known_files_only(repo: Path) -> None:
+    ingestor, window = fresh(repo)
+    window.record_read("src/app.py", sha("def main(): ...\n"), 16)
+    assert ingestor.apply(window, "src/app.py", "modified", None) is True
+    assert ingestor.apply(window, "src/app.py", "modified", None) is True  # still known
+    assert ingestor.apply(window, "unknown.py", "modified", None) is False
+    assert window.drain_recently_modified() == ["src/app.py"]
+
+
+def test_an_edit_without_content_never_leaves_old_held_bytes_looking_current(repo: Path) -> None:
+    ingestor, window = fresh(repo)
+    ingestor.apply(window, "src/app.py", "write", "line one\nline two\n")
+    window.freeze()
+    assert ingestor.apply(window, "src/app.py", "modified", None) is True
+    ctx = window.files["src/app.py"]
+    assert ctx.content is None
+    assert ctx.state == "stale"
+    window.sync_deltas()
+    assert "- src/app.py — CHANGED" in window.history[-2].text
+    assert window.drain_recently_modified() == ["src/app.py"]
