@@ -67,6 +67,7 @@ class Answer:
     context_pct: float
     timed_out: bool
     stop_reason: str
+    provider_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -313,6 +313,7 @@ class WorkspaceActor(Actor):
             context_pct=outcome.context_pct,
             timed_out=loop.timed_out,
             stop_reason=loop.stop_reason,
+            provider_s=loop.provider_s,
         )
 
     def _fork_failed(self, failed: ForkFailed) -> None:

@@ -55,6 +55,8 @@ class LoopResult:
     reads: list[FileRead] = field(default_factory=list)
     iterations: int = 0
     model: str = ""
+    provider_s: float = 0.0
+    """Wall time spent waiting on the provider (the rest is our own overhead)."""
 
     @property
     def timed_out(self) -> bool:
@@ -121,11 +123,14 @@ async def run_agent_loop(
             cache_key=cache_key,
             timeout_s=max(remaining, C.MIN_CALL_TIMEOUT_S),
         )
+        called = clock()
         try:
             response: ChatResponse = await asyncio.wait_for(provider.chat(request), remaining)
         except TimeoutError:
             result.stop_reason = "timed_out"
             break
+        finally:
+            result.provider_s += clock() - called
         result.iterations += 1
         result.usage += response.usage
         result.usage_by_call.append(response.usage)

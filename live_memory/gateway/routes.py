@@ -112,6 +112,7 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
                 "context_pct": round(answer.context_pct, 1),
                 "timed_out": answer.timed_out,
                 "stop_reason": answer.stop_reason,
+                "provider_s": round(answer.provider_s, 6),
             }
         )
 

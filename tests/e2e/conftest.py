@@ -1,0 +1,39 @@
+"""Fixtures for end-to-end tests: a fake provider, a real repo, a real server subprocess."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from live_memory.testing import FakeProvider
+from tests.support.repo import make_repo
+
+REPO_FILES = {
+    "src/app.py": "def answer():\n    return 42\n",
+    "src/util/strings.py": "def shout(text):\n    return text.upper()\n",
+    "README.md": "# demo\nA tiny project.\n",
+}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeProvider]:
+    with FakeProvider() as provider:
+        yield provider
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", REPO_FILES)
+
+
+def provider_env(fake: FakeProvider, wire: str) -> dict[str, str]:
+    if wire == "anthropic":
+        return {"ANTHROPIC_API_KEY": "dummy-key", "ANTHROPIC_BASE_URL": fake.anthropic_base_url}
+    return {
+        "LIVE_MEMORY_PROVIDER": "openai",
+        "OPENAI_API_KEY": "dummy-key",
+        "OPENAI_BASE_URL": fake.openai_base_url,
+        "LIVE_MEMORY_MODEL": "gpt-5-mini",
+    }
