@@ -76,8 +76,6 @@ class NotifyOutcome:
     ignored: int
 
 
-
-
 # --- to the gateway actor -----------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Route:

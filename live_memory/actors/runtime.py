@@ -62,7 +62,7 @@ class ActorInfo:
         }
 
 
-class Actor(pykka.ThreadingActor):  # type: ignore[misc]
+class Actor(pykka.ThreadingActor):
     """Base actor: serial message handling, failure capture, inspection bookkeeping."""
 
     use_daemon_thread = True

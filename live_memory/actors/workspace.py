@@ -144,7 +144,9 @@ class WorkspaceActor(Actor):
         """Preload globs and the directory tree, then freeze the prompt's volatile block."""
         settings = self.services.settings
         floor_chars = int(
-            self.services.max_context_tokens * settings.compaction_floor * self.window.chars_per_token
+            self.services.max_context_tokens
+            * settings.compaction_floor
+            * self.window.chars_per_token
         )
         preload(
             self.window,
@@ -153,8 +155,11 @@ class WorkspaceActor(Actor):
             total_cap_bytes=min(C.PRELOAD_MAX_TOTAL_BYTES, floor_chars // 2),
             secret_patterns=settings.secret_path_patterns,
         )
-        self.window.tree = build_directory_tree(self.path, tree_chars(self.window, self.services))
+        self._rebuild_tree()
         self.window.freeze()
+
+    def _rebuild_tree(self) -> None:
+        self.window.tree = build_directory_tree(self.path, tree_chars(self.window, self.services))
 
     def stopped(self) -> None:
         for slot in self.in_flight.values():
@@ -223,7 +228,9 @@ class WorkspaceActor(Actor):
             return
         if len(self.pending) >= C.MAX_PENDING_QUESTIONS:
             ask.reply.set_exception(
-                Busy(f"workspace {self.root} has {len(self.pending)} questions waiting; retry later")
+                Busy(
+                    f"workspace {self.root} has {len(self.pending)} questions waiting; retry later"
+                )
             )
             return
         self.pending.append(ask)
@@ -351,7 +358,9 @@ class WorkspaceActor(Actor):
         if reload:
             self._load_workspace()
         else:
-            self.window.tree = build_directory_tree(self.path, tree_chars(self.window, self.services))
+            self.window.tree = build_directory_tree(
+                self.path, tree_chars(self.window, self.services)
+            )
 
     def _idle(self) -> bool:
         return not self.in_flight and not self.pending

@@ -7,9 +7,14 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
+from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.question import QuestionOutcome
 from live_memory.agent.services import Services
 from live_memory.memory.commit import CommitOutcome
+from live_memory.memory.layout import stable_prefix_text
+from live_memory.providers import min_cacheable_tokens
 from live_memory.providers.types import Usage
 
 if TYPE_CHECKING:
@@ -100,4 +105,23 @@ def workspace_stats(actor: WorkspaceActor) -> dict[str, object]:
         "version": actor.version,
         "commits": dict(counters.commits),
         "uptime_s": round(time.time() - actor.info.started_at, 1),
+        "prefix": _prefix_cacheability(actor),
+    }
+
+
+def _prefix_cacheability(actor: WorkspaceActor) -> dict[str, object]:
+    """Whether the stable prefix (tools + system prompt + tree) is long enough to cache:
+    below the model's minimum a provider silently never caches it."""
+    window = actor.window
+    tools = len(orjson.dumps([asdict(spec) for spec in actor.toolbox.specs()]))
+    chars = tools + len(stable_prefix_text(SYSTEM_PROMPT, window.tree))
+    stable = int(chars / window.chars_per_token)
+    frozen = int(len(window.frozen or "") / window.chars_per_token)
+    minimum = min_cacheable_tokens(actor.services.settings.model)
+    return {
+        "stable_tokens": stable,
+        "through_frozen_block_tokens": stable + frozen,
+        "min_cacheable_tokens": minimum,
+        "stable_cacheable": stable >= minimum,
+        "frozen_cacheable": stable + frozen >= minimum,
     }

@@ -122,4 +122,3 @@ async def compact_window(
         report.summaries,
     )
     return True
-

@@ -7,6 +7,7 @@ Tool failures are results the model sees, never loop-enders.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -74,11 +75,26 @@ def _is_cold(window: Window) -> bool:
 
 
 def _request_chars(request: ChatRequest) -> int:
+    """Characters of everything the provider bills as prompt (for calibration)."""
     chars = sum(len(b.text) for b in request.system)
     for message in request.messages:
         for block in message.blocks:
-            chars += len(block.text) if isinstance(block, TextBlock) else 64
+            if isinstance(block, TextBlock):
+                chars += len(block.text)
+            elif isinstance(block, ToolResultBlock):
+                chars += len(block.content)
+            else:
+                chars += len(block.name) + len(json.dumps(block.arguments))
     return chars
+
+
+def _with_user_text(loop: list[Message], text: str) -> None:
+    """Add a user instruction without two user turns in a row (after tool results)."""
+    if loop and loop[-1].role == "user":
+        last = loop[-1]
+        loop[-1] = Message("user", (*last.blocks, TextBlock(text)))
+    else:
+        loop.append(Message("user", (TextBlock(text),)))
 
 
 async def run_agent_loop(
@@ -103,6 +119,7 @@ async def run_agent_loop(
     cold = limits.cold_guard and _is_cold(window)
     tool_tokens = 0
     last_text = ""
+    force_tool = False
 
     while True:
         remaining = limits.soft_deadline - clock()
@@ -111,7 +128,7 @@ async def run_agent_loop(
             break
         final_turn = result.iterations >= limits.max_iterations
         if final_turn:
-            loop.append(Message("user", (TextBlock(FINAL_ANSWER_NUDGE),)))
+            _with_user_text(loop, FINAL_ANSWER_NUDGE)
         request = build_request(
             window,
             system_prompt=system_prompt,
@@ -122,7 +139,9 @@ async def run_agent_loop(
             max_tokens=limits.max_answer_tokens,
             cache_key=cache_key,
             timeout_s=max(remaining, C.MIN_CALL_TIMEOUT_S),
+            force_tool=force_tool,
         )
+        force_tool = False
         called = clock()
         try:
             response: ChatResponse = await asyncio.wait_for(provider.chat(request), remaining)
@@ -140,7 +159,9 @@ async def run_agent_loop(
         calls = response.tool_calls
         if final_turn or not calls:
             if not calls and cold and result.tool_calls == 0 and not final_turn:
-                cold = False  # reject an ungrounded first answer once, then trust the model
+                # Reject an ungrounded first answer once and force one tool call (Grep/Read),
+                # so a cold cheap model grounds instead of confabulating; then trust it.
+                cold, force_tool = False, True
                 loop += [
                     Message("assistant", response.blocks or (TextBlock("(no answer)"),)),
                     Message("user", (TextBlock(COLD_MEMORY_NUDGE),)),

@@ -64,7 +64,9 @@ def context_pct(window: Window, services: Services) -> float:
     return 100.0 * window.estimated_tokens() / max(services.max_context_tokens, 1)
 
 
-async def answer_question(job: QuestionJob, services: Services, toolbox: Toolbox) -> QuestionOutcome:
+async def answer_question(
+    job: QuestionJob, services: Services, toolbox: Toolbox
+) -> QuestionOutcome:
     """Answer `job.question`. Raises ProviderError / NoProviderConfigured on failure."""
     started = time.monotonic()
     provider = services.require_provider()

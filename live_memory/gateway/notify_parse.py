@@ -33,7 +33,9 @@ def _content(value: object, field: str) -> str | None:
     return value
 
 
-def parse_notify(body: object, *, max_events: int = C.MAX_NOTIFY_EVENTS) -> tuple[str, list[FileEvent]]:
+def parse_notify(
+    body: object, *, max_events: int = C.MAX_NOTIFY_EVENTS
+) -> tuple[str, list[FileEvent]]:
     """(cwd, events) from a canonical batch or a raw hook payload."""
     if not isinstance(body, Mapping):
         raise InputError("body must be a JSON object")
@@ -80,7 +82,9 @@ def _from_hook(payload: Mapping[str, Any]) -> list[FileEvent]:
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, Mapping):
         raise InputError("tool_input must be an object")
-    path = _text(tool_input.get("file_path") or tool_input.get("notebook_path"), "tool_input.file_path")
+    path = _text(
+        tool_input.get("file_path") or tool_input.get("notebook_path"), "tool_input.file_path"
+    )
     content = _content(payload.get("content"), "content")
     if tool == "Read":
         content = content if content is not None else _full_read(payload.get("tool_response"))

@@ -78,10 +78,14 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
         return ORJSONResponse({"accepted": outcome.accepted, "ignored": outcome.ignored})
 
     async def reset(request: Request) -> Response:
-        return ORJSONResponse(await _service(request).reset(_object(await _body(request)).get("cwd")))
+        return ORJSONResponse(
+            await _service(request).reset(_object(await _body(request)).get("cwd"))
+        )
 
     async def clear(request: Request) -> Response:
-        return ORJSONResponse(await _service(request).clear(_object(await _body(request)).get("cwd")))
+        return ORJSONResponse(
+            await _service(request).clear(_object(await _body(request)).get("cwd"))
+        )
 
     async def reload_config(request: Request) -> Response:
         return ORJSONResponse(await reload(request))

@@ -86,7 +86,9 @@ class LiveMemoryService:
         """Answer a question. Raises InputError, NoProviderConfigured, ProviderError,
         ShuttingDown, Busy, or TimeoutError at the hard backstop."""
         text, where = _question(question), _cwd(cwd)
-        tokens = clamp_answer_tokens(_answer_tokens(max_answer_tokens), self.settings.max_answer_tokens)
+        tokens = clamp_answer_tokens(
+            _answer_tokens(max_answer_tokens), self.settings.max_answer_tokens
+        )
         if self.closing:
             raise ShuttingDown("the server is shutting down")
         self.services.require_provider()
@@ -115,13 +117,13 @@ class LiveMemoryService:
         return await self._call(cwd, lambda r: Notify(tuple(events), r))
 
     async def stats(self, cwd: object) -> dict[str, object]:
-        return await self._call(cwd, lambda r: GetStats(r), activate=False)
+        return await self._call(cwd, GetStats, activate=False)
 
     async def reset(self, cwd: object) -> dict[str, object]:
-        return await self._call(cwd, lambda r: Reset(r))
+        return await self._call(cwd, Reset)
 
     async def clear(self, cwd: object) -> dict[str, object]:
-        return await self._call(cwd, lambda r: Clear(r))
+        return await self._call(cwd, Clear)
 
     # --- server --------------------------------------------------------------------------
     async def health(self) -> dict[str, object]:

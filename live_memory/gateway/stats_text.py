@@ -24,7 +24,10 @@ def render_stats_text(stats: Mapping[str, Any]) -> str:
             f"{files['stale']} stale, {files['deleted']} deleted",
         ),
         ("ledger", f"{stats['ledger_facts']} facts ({stats['ledger_stale_facts']} possibly stale)"),
-        ("compactions", f"{stats['compactions']} (summaries written: {stats['summaries_written']})"),
+        (
+            "compactions",
+            f"{stats['compactions']} (summaries written: {stats['summaries_written']})",
+        ),
         ("questions", f"{stats['questions_answered']} answered, {stats['timed_out']} timed out"),
         ("cost", "n/a(subscription)" if cost is None else f"${cost:.4f}"),
         (

@@ -1,4 +1,4 @@
-"""Applying file-change notifications to a window (design §Data Flow 3a–c).
+"""Applying file-change notifications to a window (design §Data Flow 3a-c).
 
 content-bearing read/write → observe (held content, marked current);
 change/add → stale, unlink → deleted, for files the window knows (cited facts demoted);

@@ -65,6 +65,7 @@ def build_request(
     max_tokens: int,
     cache_key: str | None = None,
     timeout_s: float | None = None,
+    force_tool: bool = False,
 ) -> ChatRequest:
     """One request in the cache-stable layout. `trailing=None` builds a keep-warm ping."""
     if window.frozen is None:
@@ -94,4 +95,5 @@ def build_request(
         max_tokens=max_tokens,
         cache_key=cache_key,
         timeout_s=timeout_s,
+        tool_choice="any" if force_tool else "auto",
     )

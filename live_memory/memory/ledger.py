@@ -23,7 +23,8 @@ __all__ = [
 
 LEDGER_HEADING = "## Accumulated knowledge (durable facts distilled from earlier questions)"
 STALE_LEDGER_HEADING = (
-    "## ⚠ Possibly out of date (a file these facts cite has changed since; re-verify before relying)"
+    "## ⚠ Possibly out of date (a file these facts cite has changed since; "
+    "re-verify before relying)"
 )
 _EMPTY_LEDGER = "(empty: nothing distilled yet)"
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")

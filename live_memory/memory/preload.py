@@ -55,7 +55,9 @@ def preload(
             logger.info("preload skipped %s: %s", rel, exc)
             continue
         if used + read.size > total_cap_bytes:
-            logger.warning("preload stopped at %s: total cap of %d bytes reached", rel, total_cap_bytes)
+            logger.warning(
+                "preload stopped at %s: total cap of %d bytes reached", rel, total_cap_bytes
+            )
             break
         window.observe(rel, text, read.sha256, read.size, source="preloaded")
         used += read.size

@@ -43,11 +43,11 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     # The SDKs take seconds to import; load an adapter only when it is asked for.
     if name == "AnthropicProvider":
-        from live_memory.providers.anthropic_adapter import AnthropicProvider
+        from live_memory.providers.anthropic_adapter import AnthropicProvider  # noqa: PLC0415 (slow SDK import)
 
         return AnthropicProvider
     if name == "OpenAIProvider":
-        from live_memory.providers.openai_adapter import OpenAIProvider
+        from live_memory.providers.openai_adapter import OpenAIProvider  # noqa: PLC0415 (slow SDK import)
 
         return OpenAIProvider
     raise AttributeError(name)

@@ -20,6 +20,7 @@ from anthropic.types import (
     CacheControlEphemeralParam,
     MessageParam,
     TextBlockParam,
+    ToolChoiceAnyParam,
     ToolParam,
     ToolResultBlockParam,
     ToolUseBlockParam,
@@ -144,6 +145,7 @@ class MessagesParams(TypedDict, total=False):
     messages: Required[list[MessageParam]]
     system: list[TextBlockParam]
     tools: list[ToolParam]
+    tool_choice: ToolChoiceAnyParam
 
 
 def build_messages_params(request: ChatRequest) -> MessagesParams:
@@ -184,6 +186,8 @@ def build_messages_params(request: ChatRequest) -> MessagesParams:
         params["system"] = system
     if request.tools:
         params["tools"] = [_tool_param(t) for t in request.tools]
+        if request.tool_choice == "any":
+            params["tool_choice"] = {"type": "any"}
     return params
 
 

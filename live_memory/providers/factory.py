@@ -32,7 +32,7 @@ def make_provider(settings: Settings) -> Provider:
     if settings.provider == constants.PROVIDER_ANTHROPIC:
         return _anthropic(settings, settings.base_url or constants.ANTHROPIC_DEFAULT_BASE_URL)
     if settings.provider == constants.PROVIDER_OPENAI:
-        from live_memory.providers.openai_adapter import OpenAIProvider  # the SDK is slow to import
+        from live_memory.providers.openai_adapter import OpenAIProvider  # noqa: PLC0415 (slow SDK import)
 
         return OpenAIProvider(
             settings.base_url or constants.OPENAI_DEFAULT_BASE_URL, settings.api_key
@@ -44,7 +44,8 @@ def make_provider(settings: Settings) -> Provider:
 
 
 def _anthropic(settings: Settings, base_url: str) -> Provider:
-    from live_memory.providers.anthropic_adapter import AnthropicProvider  # the SDK is slow to import
+    # The SDK is slow to import: load the adapter only for the configured provider.
+    from live_memory.providers.anthropic_adapter import AnthropicProvider  # noqa: PLC0415
 
     if settings.subscription:
         # A Claude subscription OAuth token: a bearer token plus a beta flag, not a key.

@@ -144,6 +144,8 @@ def build_chat_params(
     }
     if request.tools:
         params["tools"] = [_tool_param(t) for t in request.tools]
+        if request.tool_choice == "any":
+            params["tool_choice"] = "required"
     if request.cache_key:
         params["prompt_cache_key"] = request.cache_key
     return params

@@ -19,12 +19,11 @@ import email.utils
 import logging
 import random
 import re
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
-
-import sys
 
 import httpx2
 

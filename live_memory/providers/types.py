@@ -90,6 +90,8 @@ class ChatRequest:
     """Per-workspace prompt cache key (OpenAI `prompt_cache_key`)."""
     timeout_s: float | None = None
     cache_ttl: Literal["5m", "1h"] | None = None
+    tool_choice: Literal["auto", "any"] = "auto"
+    """`any` forces a tool call (the cold-memory guard); tools themselves never change."""
 
 
 @dataclass(frozen=True, slots=True)

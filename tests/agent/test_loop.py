@@ -1,0 +1,127 @@
+"""The agent loop against the real Anthropic adapter and the fake provider over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from live_memory.agent.loop import LoopLimits, LoopResult, run_agent_loop
+from live_memory.memory.window import Window
+from live_memory.providers import AnthropicProvider
+from live_memory.testing import FakeProvider, Text, ToolUse
+from live_memory.tools import Toolbox
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeProvider]:
+    with FakeProvider() as provider:
+        yield provider
+
+
+@pytest.fixture(autouse=True)
+def _fresh(fake: FakeProvider) -> None:
+    fake.reset()
+
+
+def _run(
+    fake: FakeProvider, root: Path, window: Window, *, budget_s: float = 30.0, **limits: object
+) -> LoopResult:
+    async def go() -> LoopResult:
+        provider = AnthropicProvider(fake.anthropic_base_url, "dummy")
+        try:
+            return await run_agent_loop(
+                provider,
+                window,
+                "Question: where is answer?",
+                toolbox=Toolbox(root),
+                model="claude-haiku-4-5",
+                system_prompt="system",
+                limits=LoopLimits(
+                    soft_deadline=time.monotonic() + budget_s,
+                    max_answer_tokens=256,
+                    **limits,  # type: ignore[arg-type]
+                ),
+            )
+        finally:
+            await provider.aclose()
+
+    return asyncio.run(go())
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "app.py").write_text("def answer():\n    return 42\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_cold_memory_rejects_an_ungrounded_first_answer_once_and_forces_a_tool(
+    fake: FakeProvider, root: Path
+) -> None:
+    fake.script(Text("guess"), ToolUse("Read", {"file_path": "app.py"}), Text("app.py returns 42"))
+    result = _run(fake, root, Window(str(root)))
+    assert result.answer == "app.py returns 42"
+    assert result.tool_calls == 1 and result.files_read == 1
+    bodies = [r.body for r in fake.requests]
+    assert "tool_choice" not in bodies[0]
+    assert bodies[1]["tool_choice"] == {"type": "any"}
+    assert "tool_choice" not in bodies[2]
+
+
+def test_warm_memory_answers_without_tools(fake: FakeProvider, root: Path) -> None:
+    window = Window(str(root))
+    window.observe("app.py", "def answer():\n    return 42\n", "f" * 64, 28)
+    fake.script(Text("app.py returns 42"))
+    result = _run(fake, root, window)
+    assert (result.answer, result.tool_calls, len(fake.requests)) == ("app.py returns 42", 0, 1)
+
+
+def test_tool_failures_are_results_the_model_sees(fake: FakeProvider, root: Path) -> None:
+    fake.script(
+        ToolUse("Read", {"file_path": "missing.py"}),
+        ToolUse("NoSuchTool", {}),
+        Text("done"),
+    )
+    result = _run(fake, root, Window(str(root)))
+    assert result.answer == "done" and result.stop_reason == "answered"
+    results = [
+        block
+        for message in fake.requests[-1].body["messages"]
+        for block in (message["content"] if isinstance(message["content"], list) else [])
+        if block.get("type") == "tool_result"
+    ]
+    assert len(results) == 2 and all(block["is_error"] for block in results)
+
+
+def test_iteration_cap_ends_with_a_final_answer_turn(fake: FakeProvider, root: Path) -> None:
+    fake.responder = lambda _: ToolUse("Glob", {"pattern": "*.py"})
+    result = _run(fake, root, Window(str(root)), max_iterations=3)
+    assert result.stop_reason == "max_iterations"
+    assert result.iterations == 4
+    assert "Stop exploring now" in str(fake.requests[-1].body["messages"][-1])
+    roles = [m["role"] for m in fake.requests[-1].body["messages"]]
+    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))
+
+
+def test_soft_deadline_returns_a_best_effort_answer_marked_timed_out(
+    fake: FakeProvider, root: Path
+) -> None:
+    fake.script(ToolUse("Read", {"file_path": "app.py"}), Text("late", delay_s=5))
+    result = _run(fake, root, Window(str(root)), budget_s=1.5)
+    assert result.timed_out
+    assert result.answer.startswith("[best-effort answer")
+    assert "app.py" in result.answer
+
+
+def test_tool_results_over_the_question_budget_are_truncated_with_a_notice(
+    fake: FakeProvider, root: Path
+) -> None:
+    (root / "big.txt").write_text(("x" * 99 + "\n") * 400, encoding="utf-8")
+    fake.script(ToolUse("Read", {"file_path": "big.txt"}), Text("ok"))
+    _run(fake, root, Window(str(root)), tool_result_token_budget=1000)
+    last = str(fake.requests[-1].body["messages"])
+    assert "tool-result budget is used up" in last
+    assert last.count("x") < 6000

@@ -1,0 +1,80 @@
+"""The KV-cache contract at the provider: every request, up to its trailing turn, is a prefix
+of the next one between compactions; Anthropic gets 2-4 cache_control markers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from live_memory.testing import FakeProvider, Text
+from live_memory.testing.server_process import ServerProcess
+from tests.e2e.conftest import provider_env
+
+QUESTIONS = 10
+
+
+def _strip(value: Any) -> Any:
+    """The request without cache_control markers (they move as the history grows)."""
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def _markers(value: Any) -> int:
+    if isinstance(value, dict):
+        return int("cache_control" in value) + sum(_markers(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_markers(v) for v in value)
+    return 0
+
+
+def _notify(server: ServerProcess, repo: Path, events: list[dict[str, str]]) -> None:
+    reply = httpx.post(f"{server.url}/notify", json={"cwd": str(repo), "events": events})
+    assert reply.status_code == 200, reply.text
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "openai"])
+def test_each_request_up_to_its_trailing_turn_is_a_prefix_of_the_next(
+    wire: str, fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    fake.responder = lambda recorded: Text(f"answer {len(fake.requests)}")
+    with ServerProcess(tmp_path / "data", provider_env(fake, wire)) as server:
+        _notify(server, repo, [{"path": "src/app.py", "kind": "read", "content": "def answer(): 42"}])
+        for i in range(QUESTIONS):
+            reply = httpx.post(
+                f"{server.url}/api/ask",
+                json={"question": f"question {i}?", "cwd": str(repo)},
+                timeout=30,
+            )
+            assert reply.status_code == 200, reply.text
+            # Something changes between every two questions.
+            kind = ("read", "change", "write", "unlink")[i % 4]
+            path = f"notes/n{i}.md" if kind in ("read", "write") else "src/app.py"
+            event = {"path": path, "kind": kind}
+            if kind in ("read", "write"):
+                event["content"] = f"note {i}\n"
+            _notify(server, repo, [event])
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+    assert stats["compactions"] == 0
+    bodies = [r.body for r in fake.requests]
+    assert len(bodies) == QUESTIONS
+    for before, after in zip(bodies, bodies[1:], strict=False):
+        old, new = _strip(before), _strip(after)
+        assert old.get("tools") == new.get("tools")
+        assert old.get("system") == new.get("system")
+        prefix = old["messages"][:-1]
+        assert new["messages"][: len(prefix)] == prefix
+        assert len(new["messages"]) > len(old["messages"])
+        if wire == "openai":
+            assert before["prompt_cache_key"] == after["prompt_cache_key"]
+    if wire == "anthropic":
+        assert all(2 <= _markers(b) <= 4 for b in bodies)
+        assert _markers(bodies[-1]) == 3  # system, frozen block, history end
+        assert stats["tokens"]["cache_read"] > 0
+    deltas = [m for m in _strip(bodies[-1])["messages"] if "[observation]" in str(m["content"])]
+    assert deltas, "changes reach the model as observation deltas"

@@ -1,0 +1,84 @@
+"""Compaction through the real server: small window, neutral summariser, ledger provenance."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+
+from live_memory.testing import Error, FakeProvider, Recorded, Reply, Text
+from live_memory.testing.server_process import ServerProcess
+from tests.e2e.conftest import provider_env
+
+LEDGER_LINE = "[architecture] The tokenizer lives in src/parser.py and feeds src/app.py."
+MAX_TOKENS = 4000
+FLOOR = 0.6
+
+
+def _is_summary(recorded: Recorded) -> bool:
+    return not recorded.body.get("tools")
+
+
+def _responder(recorded: Recorded) -> Reply:
+    return Text(LEDGER_LINE) if _is_summary(recorded) else Text("short answer")
+
+
+def _ask(server: ServerProcess, repo: Path, question: str) -> dict[str, object]:
+    reply = httpx.post(
+        f"{server.url}/api/ask", json={"question": question, "cwd": str(repo)}, timeout=30
+    )
+    assert reply.status_code == 200, reply.text
+    return dict(reply.json())
+
+
+def test_overflow_compacts_to_the_floor_with_a_neutral_summary_and_provenance(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    (repo / "src" / "parser.py").write_text("def tokenize(text):\n    return text.split()\n")
+    fake.responder = _responder
+    env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_MAX_CONTEXT_TOKENS": str(MAX_TOKENS)}
+    with ServerProcess(tmp_path / "data", env) as server:
+        big = [
+            {"path": f"docs/part{i}.md", "kind": "read", "content": f"part {i} " * 500}
+            for i in range(4)
+        ]
+        big.append({"path": "src/parser.py", "kind": "read", "content": "def tokenize(): ..."})
+        httpx.post(f"{server.url}/notify", json={"cwd": str(repo), "events": big}).raise_for_status()
+        _ask(server, repo, "SECRET-QUESTION-MARKER: how is input tokenized?")
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+        assert stats["compactions"] == 1
+        assert stats["context"]["used_tokens"] <= FLOOR * MAX_TOKENS
+        assert stats["ledger_facts"] == 1
+        _ask(server, repo, "What does the ledger say?")
+        httpx.post(
+            f"{server.url}/notify",
+            json={"cwd": str(repo), "events": [{"path": "src/parser.py", "kind": "change"}]},
+        ).raise_for_status()
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+        assert stats["ledger_stale_facts"] == 1
+    summaries = [r for r in fake.requests if _is_summary(r)]
+    assert len(summaries) == 1
+    assert "SECRET-QUESTION-MARKER" not in json.dumps(summaries[0].body)
+    assert "part 0" in json.dumps(summaries[0].body)
+    answers = [r for r in fake.requests if not _is_summary(r)]
+    assert LEDGER_LINE.split("] ", 1)[1] in json.dumps(answers[-1].body["system"])
+
+
+def test_prompt_too_long_is_recovered_by_compact_and_retry(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    env = provider_env(fake, "anthropic")
+    with ServerProcess(tmp_path / "data", env) as server:
+        httpx.post(
+            f"{server.url}/notify",
+            json={
+                "cwd": str(repo),
+                "events": [{"path": "README.md", "kind": "read", "content": "demo " * 400}],
+            },
+        ).raise_for_status()
+        fake.script(Error.prompt_too_long(), Text(LEDGER_LINE), Text("recovered"))
+        answer = _ask(server, repo, "What is this?")
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+    assert answer["answer"] == "recovered"
+    assert stats["compactions"] == 1
