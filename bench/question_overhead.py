@@ -1,6 +1,6 @@
 """Per-question server overhead with an instantly answering fake model.
 
-Overhead = round trip as the client sees it − time spent waiting on the provider.
+Overhead = round trip as the client sees it minus time spent waiting on the provider.
 Prints p50/p90 for the REST path (exact provider time per question) and the MCP path (a
 persistent real mcp client session on a twin workspace; the provider time of its i-th question
 is taken from the REST run's i-th, which had the same prompt size).
@@ -37,16 +37,18 @@ def _repo(root: Path) -> Path:
 
 async def _mcp_run(url: str, cwd: str) -> list[float]:
     times = []
-    async with streamable_http_client(f"{url}/mcp") as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            for i in range(QUESTIONS):
-                start = time.perf_counter()
-                result = await session.call_tool(
-                    "ask_live_memory", {"question": f"question {i}?", "cwd": cwd}
-                )
-                times.append(time.perf_counter() - start)
-                assert not result.is_error
+    async with (
+        streamable_http_client(f"{url}/mcp") as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        for i in range(QUESTIONS):
+            start = time.perf_counter()
+            result = await session.call_tool(
+                "ask_live_memory", {"question": f"question {i}?", "cwd": cwd}
+            )
+            times.append(time.perf_counter() - start)
+            assert not result.is_error
     return times
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "FileEvent",
     "ForkFailed",
     "GetStats",
+    "GetWatcherStatus",
     "IdleCheck",
     "KeepWarmTick",
     "ListWorkspaces",
@@ -33,7 +34,9 @@ __all__ = [
     "Reset",
     "Route",
     "StartFork",
+    "UnwatchRoot",
     "UpdateServices",
+    "WatchRoot",
 ]
 
 EventKind = Literal["read", "write", "change", "add", "unlink", "modified"]
@@ -200,3 +203,25 @@ class UpdateServices:
     """A configuration reload: new forks use `services`; in-flight ones finish on the old."""
 
     services: Any
+
+
+# --- to the watchdog actor ----------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class WatchRoot:
+    """A workspace was activated: watch its root."""
+
+    root: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnwatchRoot:
+    """A workspace was passivated: stop watching its root."""
+
+    root: str
+
+
+@dataclass(frozen=True, slots=True)
+class GetWatcherStatus:
+    """`/health`: {"mode": "inotify"|"polling"|"off", "roots": N, "degraded_reason": str|None}."""
+
+    reply: Promise[dict[str, object]]

@@ -11,6 +11,7 @@ import itertools
 import logging
 import time
 from collections import deque
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +52,7 @@ from live_memory.memory.persist import window_from_state, window_to_state
 from live_memory.memory.preload import preload
 from live_memory.memory.snapshot_store import SnapshotStore
 from live_memory.memory.window import Window
-from live_memory.tools import Toolbox, build_directory_tree, resolve_in_root
+from live_memory.tools import Toolbox, build_directory_tree, read_workspace_bytes
 
 __all__ = ["WorkspaceActor"]
 
@@ -65,11 +66,15 @@ class _Slot:
     base_version: int
 
 
-def _digest(root: Path, rel: str) -> str | None:
+def _digest(root: Path, rel: str, secret_patterns: Sequence[str]) -> str | None:
+    """The file's sha256 now, or None when it is gone or unreadable (through the jail)."""
     try:
-        return hashlib.sha256(resolve_in_root(root, rel).read_bytes()).hexdigest()
+        _, read = read_workspace_bytes(
+            root, rel, max_bytes=C.READ_MAX_FILE_BYTES, secret_patterns=secret_patterns
+        )
     except (LiveMemoryError, OSError):
         return None
+    return read.sha256
 
 
 class WorkspaceActor(Actor):
@@ -128,7 +133,11 @@ class WorkspaceActor(Actor):
         body = self.store.load(self.path)
         if body is not None:
             try:
-                self.window = window_from_state(self.root, body, lambda p: _digest(self.path, p))
+                self.window = window_from_state(
+                    self.root,
+                    body,
+                    lambda p: _digest(self.path, p, self.services.settings.secret_path_patterns),
+                )
                 counters = body.get("counters", {})
                 self.counters = WorkspaceCounters.from_state(
                     counters if isinstance(counters, dict) else {}

@@ -58,6 +58,7 @@ GREP_MAX_FILE_BYTES: Final = 8 * 1024 * 1024  # Grep skips bigger files (logs, d
 GREP_MAX_LINE_CHARS: Final = 400  # a matching line is cut here in content mode
 GREP_BATCH_MAX_ARG_BYTES: Final = 768 * 1024  # file paths per rg invocation (ARG_MAX is ~2 MiB)
 TOOL_MAX_RESULT_LIMIT: Final = 2000  # upper bound for head_limit / limit arguments
+GREP_SNIFF_CACHE_ENTRIES: Final = 200_000  # remembered binary/text verdicts per toolbox
 FIND_PATHS_MAX_DEPTH: Final = 32
 GIT_SEARCH_MAX_LIMIT: Final = 100
 NON_GIT_SKIP_DIRS: Final = (  # the listing walk outside git never enters these
@@ -93,6 +94,10 @@ PASSIVE_MAX_FILE_BYTES: Final = 256 * 1024
 PRELOAD_MAX_TOTAL_BYTES: Final = 2 * 1024 * 1024
 ECHO_GRACE_S: Final = 2.0
 WATCH_DEBOUNCE_S: Final = 0.2
+WATCH_MAX_DELAY_S: Final = 1.0  # a path written non-stop is still flushed this often
+WATCH_POLL_INTERVAL_S: Final = 1.0  # the polling fallback's scan interval
+WATCH_GIT_TIMEOUT_S: Final = 10.0  # check-ignore, rev-parse, diff run by the watcher
+WATCH_STOP_TIMEOUT_S: Final = 2.0  # joining an observer thread on shutdown
 RECENTLY_MODIFIED_HINT_MAX: Final = 50
 DEFAULT_SECRET_PATH_PATTERNS: Final = (
     ".env",
@@ -150,6 +155,20 @@ RETRY_AFTER_MAX_S: Final = 30.0  # never wait longer than this on a server's ret
 DEFAULT_MIN_CACHEABLE_TOKENS: Final = 1024  # unknown models: shortest prefix worth a breakpoint
 ANTHROPIC_OAUTH_BETA: Final = "oauth-2025-04-20"  # anthropic-beta header for subscription tokens
 PROVIDER_CLOSE_TIMEOUT_S: Final = 5.0  # closing an SDK client that belongs to another loop
+# Claude Code's public OAuth client id (the CLIENT_ID constant of the Claude Code CLI, as quoted
+# by many public tools that refresh its credential); the token endpoint refuses a refresh grant
+# without it. Anthropic may rotate it: LIVE_MEMORY_OAUTH_TOKEN_URL moves the endpoint only.
+CLAUDE_OAUTH_CLIENT_ID: Final = "9d1c250a-e61b-44d9-88ed-5944d1962f5e"
+# The console's token endpoint (console.anthropic.com is now platform.claude.com).
+CLAUDE_OAUTH_TOKEN_URL: Final = "https://platform.claude.com/v1/oauth/token"
+OAUTH_STORE_FILE_NAME: Final = "oauth.json"  # refreshed subscription tokens, in the data dir
+# Refresh this long before expiry. Shorter than Claude Code's own lead (~5 min), so a running
+# Claude Code refreshes first and we adopt its token instead of spending its refresh token.
+OAUTH_REFRESH_MARGIN_S: Final = 180.0
+OAUTH_REFRESH_TIMEOUT_S: Final = 15.0
+OAUTH_REFRESH_RETRY_S: Final = 30.0  # after a failed refresh, wait this long before another
+OAUTH_DEFAULT_EXPIRES_S: Final = 3600.0  # when the token endpoint omits expires_in
+OPENAI_PROMPT_CACHE_RETENTION: Final = "24h"  # sent only to models known to accept it
 
 # --- keep-warm ----------------------------------------------------------------------------
 KEEP_WARM_INTERVAL_ANTHROPIC_S: Final = 240.0
@@ -157,6 +176,18 @@ KEEP_WARM_INTERVAL_OPENAI_S: Final = 240.0
 KEEP_WARM_INTERVAL_DEEPSEEK_S: Final = 6 * 3600.0
 DEFAULT_KEEP_WARM_MAX_IDLE_S: Final = 1800.0
 KEEP_WARM_TICK_S: Final = 5.0
+KEEP_WARM_INTERVAL_EXTENDED_S: Final = 6 * 3600.0  # OpenAI with 24 h retention: never, in effect
+KEEP_WARM_PING_OVERHEAD_TOKENS: Final = 64  # a ping's uncached trailing turn plus its one output
+CACHE_TTL_5M_S: Final = 300.0
+CACHE_TTL_1H_S: Final = 3600.0
+OPENAI_CACHE_LIFETIME_S: Final = 300.0  # in-memory retention: "cleared after 5-10 min idle"
+OPENAI_EXTENDED_CACHE_LIFETIME_S: Final = 24 * 3600.0
+DEEPSEEK_CACHE_LIFETIME_S: Final = 6 * 3600.0  # "a few hours to a few days"; the low end
+CACHE_GAP_HISTORY: Final = 20  # question gaps the cache controller remembers per workspace
+CACHE_1H_MIN_MID_GAPS: Final = 2  # 5-60 min gaps among them before the 1 h TTL is considered
+CACHE_MIN_GAPS_FOR_FORECAST: Final = 3  # fewer gaps: assume the next question within max idle
+DEFAULT_CACHE_TAIL_TOKENS: Final = 1500  # tokens a question appends to the cached prefix
+CACHE_TAIL_EMA_ALPHA: Final = 0.3
 
 # --- logging ------------------------------------------------------------------------------
 DEFAULT_LOG_LEVEL: Final = "info"
@@ -180,3 +211,15 @@ CLI_ASK_TIMEOUT_S: Final = DEFAULT_TIMEOUT_S + HARD_DEADLINE_MARGIN_S + 30.0
 SYSTEMD_UNIT_NAME: Final = "live-memory.service"
 LAUNCHD_LABEL: Final = "com.live-memory"
 SERVICE_ENV_FILE: Final = "~/.config/live-memory/env"
+
+# --- knowledge and transcripts ------------------------------------------------------------
+KNOWLEDGE_CATEGORIES: Final = ("architecture", "convention", "decision", "gotcha", "task")
+TRANSCRIPT_QUEUE_FILE_NAME: Final = "transcripts.sqlite3"  # in the data dir
+USAGE_FILE_NAME: Final = "usage.sqlite3"  # in the data dir
+TRANSCRIPT_DIGEST_MAX_CHARS: Final = 24_000  # one digest handed to the summariser
+TRANSCRIPT_ENTRY_MAX_CHARS: Final = 2_000  # one ask or conclusion; a pasted log is cut here
+TRANSCRIPT_TOOL_HINT_MAX_CHARS: Final = 160  # a Bash command or Grep pattern shown with the tool
+TRANSCRIPT_MAX_ATTEMPTS: Final = 3  # a queued transcript that fails this often ends as failed
+TRANSCRIPT_KEEP_SESSIONS: Final = 30  # start-up gc keeps the rows of this many recent sessions
+SQLITE_BUSY_TIMEOUT_S: Final = 5.0
+USAGE_BY_DAY_DEFAULT_DAYS: Final = 30

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,7 +104,7 @@ def test_iteration_cap_ends_with_a_final_answer_turn(fake: FakeProvider, root: P
     assert result.iterations == 4
     assert "Stop exploring now" in str(fake.requests[-1].body["messages"][-1])
     roles = [m["role"] for m in fake.requests[-1].body["messages"]]
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))
+    assert all(a != b for a, b in itertools.pairwise(roles))
 
 
 def test_soft_deadline_returns_a_best_effort_answer_marked_timed_out(

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from live_memory.testing import FakeProvider, Text, ToolUse
+from live_memory.testing import Error, FakeProvider, Text, ToolUse
+from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
 from tests.support.mcp_client import call_tool, list_tools
-from live_memory.testing.server_process import ServerProcess
 
 TRAILER = re.compile(
     r"\n---\n\[live-memory\] model=\S+ latency=[\d.]+s tokens=\d+/\d+\(in/out\) "
@@ -59,9 +59,13 @@ def test_relative_or_missing_cwd_is_a_clear_tool_error(
         is_error, text = call_tool(server.url, "ask_live_memory", {"question": "q?", "cwd": "src"})
         assert is_error and "absolute" in text
         missing = str(tmp_path / "nowhere")
-        is_error, text = call_tool(server.url, "ask_live_memory", {"question": "q?", "cwd": missing})
+        is_error, text = call_tool(
+            server.url, "ask_live_memory", {"question": "q?", "cwd": missing}
+        )
         assert is_error and "nowhere" in text
-        is_error, text = call_tool(server.url, "ask_live_memory", {"question": "", "cwd": str(repo)})
+        is_error, text = call_tool(
+            server.url, "ask_live_memory", {"question": "", "cwd": str(repo)}
+        )
         assert is_error and "question" in text
         is_error, _ = call_tool(server.url, "ask_live_memory", {"question": "q?"})
         assert is_error
@@ -140,8 +144,6 @@ def test_without_a_provider_the_server_starts_and_questions_name_the_variable(
 def test_provider_failure_is_a_clear_tool_error_and_the_workspace_stays_usable(
     fake: FakeProvider, repo: Path, tmp_path: Path
 ) -> None:
-    from live_memory.testing import Error
-
     fake.script(*[Error(500, "api_error", "boom")] * 4)
     with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         is_error, text = call_tool(
@@ -149,7 +151,9 @@ def test_provider_failure_is_a_clear_tool_error_and_the_workspace_stays_usable(
         )
         assert is_error and "500" in text
         # The memory is still cold: the first ungrounded answer is rejected once.
-        fake.script(Text("ungrounded guess"), ToolUse("Read", {"file_path": "README.md"}), Text("fine now"))
+        fake.script(
+            Text("ungrounded guess"), ToolUse("Read", {"file_path": "README.md"}), Text("fine now")
+        )
         response = server.request("POST", "/api/ask", json={"question": "again?", "cwd": str(repo)})
         assert response.status_code == 200, response.text
         assert response.json()["answer"] == "fine now"

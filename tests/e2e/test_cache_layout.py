@@ -3,6 +3,7 @@ of the next one between compactions; Anthropic gets 2-4 cache_control markers.""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,9 @@ def test_each_request_up_to_its_trailing_turn_is_a_prefix_of_the_next(
 ) -> None:
     fake.responder = lambda recorded: Text(f"answer {len(fake.requests)}")
     with ServerProcess(tmp_path / "data", provider_env(fake, wire)) as server:
-        _notify(server, repo, [{"path": "src/app.py", "kind": "read", "content": "def answer(): 42"}])
+        _notify(
+            server, repo, [{"path": "src/app.py", "kind": "read", "content": "def answer(): 42"}]
+        )
         for i in range(QUESTIONS):
             reply = httpx.post(
                 f"{server.url}/api/ask",
@@ -63,7 +66,7 @@ def test_each_request_up_to_its_trailing_turn_is_a_prefix_of_the_next(
     assert stats["compactions"] == 0
     bodies = [r.body for r in fake.requests]
     assert len(bodies) == QUESTIONS
-    for before, after in zip(bodies, bodies[1:], strict=False):
+    for before, after in itertools.pairwise(bodies):
         old, new = _strip(before), _strip(after)
         assert old.get("tools") == new.get("tools")
         assert old.get("system") == new.get("system")

@@ -44,7 +44,9 @@ def test_overflow_compacts_to_the_floor_with_a_neutral_summary_and_provenance(
             for i in range(4)
         ]
         big.append({"path": "src/parser.py", "kind": "read", "content": "def tokenize(): ..."})
-        httpx.post(f"{server.url}/notify", json={"cwd": str(repo), "events": big}).raise_for_status()
+        httpx.post(
+            f"{server.url}/notify", json={"cwd": str(repo), "events": big}
+        ).raise_for_status()
         _ask(server, repo, "SECRET-QUESTION-MARKER: how is input tokenized?")
         stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
         assert stats["compactions"] == 1

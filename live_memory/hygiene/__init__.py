@@ -1,0 +1,8 @@
+"""Keeping secrets and binary noise away from the model: secret paths, secret text, binary files."""
+
+from __future__ import annotations
+
+from live_memory.hygiene.binary import looks_binary
+from live_memory.hygiene.secret import is_secret_path, redact_secrets
+
+__all__ = ["is_secret_path", "looks_binary", "redact_secrets"]

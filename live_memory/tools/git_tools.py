@@ -1,0 +1,204 @@
+"""The git explorers: get_changed_files (working-tree state) and git_search (history).
+
+File names of secret files may appear (they are names, not contents); their diffs never do,
+and every output passes through secret redaction like file content does.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from live_memory.config.constants import (
+    GIT_SEARCH_DEFAULT_LIMIT,
+    GIT_SEARCH_MAX_LIMIT,
+    GIT_SEARCH_MAX_PATCH_CHARS,
+)
+from live_memory.hygiene import is_secret_path, redact_secrets
+from live_memory.tools.arguments import BadToolArguments, ToolArgs
+from live_memory.tools.git_command import GitUnavailable, run_git
+from live_memory.tools.outcome import ToolOutcome
+from live_memory.tools.scope import Scope
+
+__all__ = ["run_get_changed_files", "run_git_search"]
+
+logger = logging.getLogger(__name__)
+
+_STATES = {
+    "M": "modified",
+    "T": "type changed",
+    "A": "added",
+    "D": "deleted",
+    "R": "renamed",
+    "C": "copied",
+}
+_CONFLICTS = frozenset({"DD", "AU", "UD", "UA", "DU", "AA", "UU"})
+_RECORD = "\x1e"
+_COMMIT_FORMAT = f"--format={_RECORD}commit %h%nDate:   %ad%nAuthor: %an%n%n%w(0,4,4)%B"
+_BLANK_RUN = re.compile(r"\n(?:[ ]*\n){2,}")
+_DIFF_HEADER = re.compile(r"^diff --git a/(?P<a>.+?) b/(?P<b>.+)$", re.MULTILINE)
+
+
+def run_get_changed_files(scope: Scope, args: ToolArgs) -> ToolOutcome:
+    """get_changed_files{}: `git status` for the workspace, explained in words."""
+    prefix = _work_tree_prefix(scope)
+    if isinstance(prefix, ToolOutcome):
+        return prefix
+    result = run_git(
+        scope.root, ["status", "--porcelain=v1", "-z", "-b", "--untracked-files=all", "--", "."]
+    )
+    if not result.ok:
+        return ToolOutcome(
+            text=f"get_changed_files: git status failed: {result.stderr}", is_error=True
+        )
+    records = result.stdout.decode("utf-8", errors="surrogateescape").split("\0")
+    branch = ""
+    changes: list[str] = []
+    index = 0
+    while index < len(records):
+        record = records[index]
+        index += 1
+        if record.startswith("## "):
+            branch = record[3:]
+            continue
+        if len(record) < 4:
+            continue
+        code, path = record[:2], _strip_prefix(record[3:], prefix)
+        line = f"{path}  [{_describe(code)}]"
+        if "R" in code or "C" in code:  # the next record is the original path
+            original = _strip_prefix(records[index], prefix) if index < len(records) else "?"
+            index += 1
+            line = f"{path} (from {original})  [{_describe(code)}]"
+        if scope.monitored(path):
+            changes.append(line)
+    where = f" (branch: {branch})" if branch else ""
+    if not changes:
+        return ToolOutcome(text=f"No uncommitted changes{where}: the working tree matches HEAD.")
+    header = f"{len(changes)} changed path{'s' if len(changes) != 1 else ''}{where} (git status):"
+    return ToolOutcome(text="\n".join([header, *sorted(changes)]))
+
+
+def run_git_search(scope: Scope, args: ToolArgs) -> ToolOutcome:
+    """git_search{query?, path?, limit?, patch?}: commit history by message words and/or path."""
+    query = args.text("query", "grep", "message", "pattern")
+    path = args.text("path", "file_path", "file")
+    limit = args.integer(
+        "limit",
+        "max_results",
+        "max_count",
+        default=GIT_SEARCH_DEFAULT_LIMIT,
+        minimum=1,
+        maximum=GIT_SEARCH_MAX_LIMIT,
+    )
+    patch = args.flag("patch", "diff", "show_diff", default=False)
+    prefix = _work_tree_prefix(scope)
+    if isinstance(prefix, ToolOutcome):
+        return prefix
+    resolved, rel = scope.locate(path)
+    if not resolved.exists():
+        raise BadToolArguments(f"git_search: path {path!r} does not exist in the workspace")
+    command = ["log", "--no-color", "--date=short", f"--max-count={limit}", _COMMIT_FORMAT]
+    words = query.split() if query else []
+    if words:
+        command += ["--regexp-ignore-case", "--fixed-strings", "--all-match"]
+        command += [f"--grep={word}" for word in words]
+    command += (
+        ["--relative", "-p", "--no-ext-diff", "--no-textconv"]
+        if patch
+        else ["--relative", "--name-status"]
+    )
+    if rel and resolved.is_file():
+        command.append("--follow")  # history across renames; git allows it for one file only
+    command += ["--", rel or "."]
+    result = run_git(scope.root, command)
+    if not result.ok:
+        if "does not have any commits" in result.stderr:
+            return ToolOutcome(text="git_search: this repository has no commits yet.")
+        return ToolOutcome(text=f"git_search: git log failed: {result.stderr}", is_error=True)
+    output = result.stdout.decode("utf-8", errors="replace")
+    commits = [_tidy(record) for record in output.split(_RECORD) if record.strip()]
+    if not commits:
+        return ToolOutcome(text=f"No commits found{_search_phrase(words, rel)}.")
+    shown = [_cap_commit(_withhold_secret_diffs(scope, commit)) for commit in commits]
+    text, _ = redact_secrets("\n\n".join(shown))
+    if len(commits) == limit:
+        phrase = _search_phrase(words, rel)
+        text += f"\n\n[showing the latest {limit} commits{phrase}; raise limit for more]"
+    return ToolOutcome(text=text)
+
+
+def _work_tree_prefix(scope: Scope) -> str | ToolOutcome:
+    """The workspace root's path inside its repository ('' at the top), or an error outcome."""
+    try:
+        result = run_git(scope.root, ["rev-parse", "--is-inside-work-tree", "--show-prefix"])
+    except GitUnavailable as exc:
+        return ToolOutcome(text=f"git tools are unavailable: {exc}", is_error=True)
+    lines = result.stdout.decode("utf-8", errors="surrogateescape").splitlines()
+    if not result.ok or not lines or lines[0] != "true":
+        return ToolOutcome(
+            text="This workspace is not inside a git repository, so there is no git history or "
+            "change list. Explore with Glob, find_paths, Grep and Read instead.",
+            is_error=True,
+        )
+    return lines[1] if len(lines) > 1 else ""
+
+
+def _strip_prefix(path: str, prefix: str) -> str:
+    return path[len(prefix) :] if prefix and path.startswith(prefix) else path
+
+
+def _describe(code: str) -> str:
+    if code == "??":
+        return "untracked"
+    if code in _CONFLICTS:
+        return "merge conflict"
+    parts = []
+    if code[0] in _STATES:
+        parts.append(f"staged: {_STATES[code[0]]}")
+    if code[1] in _STATES:
+        parts.append(f"not staged: {_STATES[code[1]]}")
+    return "; ".join(parts) or code.strip()
+
+
+def _withhold_secret_diffs(scope: Scope, commit: str) -> str:
+    """Replace the diff of every secret file in one commit's patch with a one-line note."""
+    headers = list(_DIFF_HEADER.finditer(commit))
+    if not headers:
+        return commit
+    pieces = [commit[: headers[0].start()]]
+    for number, header in enumerate(headers):
+        end = headers[number + 1].start() if number + 1 < len(headers) else len(commit)
+        name = header.group("b")
+        if is_secret_path(name, scope.secret_patterns) or is_secret_path(
+            header.group("a"), scope.secret_patterns
+        ):
+            pieces.append(
+                f"diff --git a/{header.group('a')} b/{name}\n[diff of a secret file withheld]\n"
+            )
+        else:
+            pieces.append(commit[header.start() : end])
+    return "".join(pieces)
+
+
+def _tidy(record: str) -> str:
+    # %B ends with a newline and git adds a blank line before the file list: squeeze them.
+    return _BLANK_RUN.sub("\n\n", record.strip("\n"))
+
+
+def _cap_commit(commit: str) -> str:
+    if len(commit) <= GIT_SEARCH_MAX_PATCH_CHARS:
+        return commit
+    cut = commit.rfind("\n", 0, GIT_SEARCH_MAX_PATCH_CHARS)
+    cut = cut if cut > 0 else GIT_SEARCH_MAX_PATCH_CHARS
+    return (
+        f"{commit[:cut]}\n[commit cut: {len(commit) - cut} more chars; use Read or a narrower path]"
+    )
+
+
+def _search_phrase(words: list[str], rel: str) -> str:
+    parts = []
+    if words:
+        parts.append(f" with messages containing {' '.join(words)!r}")
+    if rel:
+        parts.append(f" touching {rel}")
+    return "".join(parts)

@@ -1,0 +1,135 @@
+"""The workspace's file set: what every exploration tool and the directory tree agree exists.
+
+In a git work tree it is git's own answer (tracked plus untracked-but-not-ignored files), so
+every ignore source git honours is honoured. Elsewhere a bounded breadth-first walk applies
+the `.gitignore` files it finds with git's semantics (deeper files win, later lines win).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import deque
+from pathlib import Path
+
+import pathspec
+
+from live_memory.config.constants import DIRECTORY_TREE_MAX_WALK_ENTRIES, NON_GIT_SKIP_DIRS
+from live_memory.errors import LiveMemoryError
+from live_memory.tools.git_command import GitUnavailable, run_git_concurrently
+from live_memory.tools.jail import read_workspace_bytes
+
+__all__ = ["list_workspace_files"]
+
+logger = logging.getLogger(__name__)
+
+_GITIGNORE = ".gitignore"
+_GITIGNORE_MAX_BYTES = 1024 * 1024
+_SKIP_WORKTREE = "S"  # `git ls-files -t` tag of a sparse-checkout entry absent from disk
+
+_Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
+
+
+def list_workspace_files(
+    root: Path, *, max_walk_entries: int = DIRECTORY_TREE_MAX_WALK_ENTRIES
+) -> list[str]:
+    """Sorted workspace-relative POSIX paths of the workspace's files (symlinks included).
+
+    Uses `git ls-files --cached --others --exclude-standard` inside a git work tree (files
+    deleted from disk dropped); otherwise walks at most `max_walk_entries` directory entries,
+    honouring `.gitignore` files and skipping `.git` and NON_GIT_SKIP_DIRS. Never raises for
+    an unreadable or missing root: the listing is then empty.
+    """
+    real_root = Path(os.path.realpath(root))
+    if not real_root.is_dir():
+        return []
+    listed = _git_files(real_root)
+    # An empty answer can also mean the root is a git-ignored directory: walk it then.
+    if listed:
+        return listed
+    return _walk_files(real_root, max_walk_entries)
+
+
+def _git_files(root: Path) -> list[str] | None:
+    try:
+        listed, deleted = run_git_concurrently(
+            root,
+            [
+                ["ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard"],
+                ["ls-files", "-z", "--deleted"],  # tracked but gone from disk
+            ],
+        )
+    except GitUnavailable as exc:
+        logger.debug("listing %s without git: %s", root, exc)
+        return None
+    if not listed.ok:
+        return None
+    gone = set(os.fsdecode(deleted.stdout).split("\0")) if deleted.ok and deleted.stdout else set()
+    present = {
+        record[2:]
+        for record in os.fsdecode(listed.stdout).split("\0")
+        # "x/" is an untracked nested repository, not a file.
+        if len(record) > 2 and record[0] != _SKIP_WORKTREE and not record.endswith("/")
+    }
+    return sorted(present - gone if gone else present)
+
+
+def _walk_files(root: Path, max_entries: int) -> list[str]:
+    files: list[str] = []
+    visited = 0
+    queue: deque[tuple[str, _Specs]] = deque([("", ())])
+    while queue:
+        rel_dir, specs = queue.popleft()
+        try:
+            with os.scandir(root / rel_dir if rel_dir else root) as iterator:
+                entries = sorted(iterator, key=lambda entry: entry.name)
+        except OSError as exc:
+            logger.debug("cannot list %s/%s: %s", root, rel_dir, exc)
+            continue
+        if any(entry.name == _GITIGNORE for entry in entries):
+            spec = _load_gitignore(root, f"{rel_dir}/{_GITIGNORE}" if rel_dir else _GITIGNORE)
+            if spec is not None:
+                specs = (*specs, (rel_dir, spec))
+        for entry in entries:
+            visited += 1
+            if visited > max_entries:
+                logger.warning(
+                    "workspace %s has more than %d entries; the listing is partial",
+                    root,
+                    max_entries,
+                )
+                return sorted(files)
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            is_dir = entry.is_dir(follow_symlinks=False)
+            # `.git` may be a file too (worktrees, submodules); it is never workspace content.
+            if entry.name == ".git" or (is_dir and entry.name in NON_GIT_SKIP_DIRS):
+                continue
+            if _ignored(rel, is_dir, specs):
+                continue
+            if is_dir:
+                queue.append((rel, specs))
+            elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                files.append(rel)  # like git: no FIFOs, sockets or devices
+    return sorted(files)
+
+
+def _load_gitignore(root: Path, rel: str) -> pathspec.GitIgnoreSpec | None:
+    try:
+        data, _ = read_workspace_bytes(
+            root, rel, max_bytes=_GITIGNORE_MAX_BYTES, secret_patterns=()
+        )
+    except (LiveMemoryError, OSError) as exc:
+        logger.debug("ignoring unreadable %s: %s", rel, exc)
+        return None
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ignored(rel: str, is_dir: bool, specs: _Specs) -> bool:
+    # Deeper .gitignore files override shallower ones, as in git.
+    for base, spec in reversed(specs):
+        sub = rel[len(base) + 1 :] if base else rel
+        verdict = spec.check_file(sub + "/" if is_dir else sub).include
+        if verdict is not None:
+            return verdict
+    return False

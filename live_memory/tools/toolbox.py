@@ -1,0 +1,137 @@
+"""Dispatching the model's tool calls: every failure becomes a result the model can read."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from live_memory.config.constants import DEFAULT_SECRET_PATH_PATTERNS, TOOL_OUTPUT_MAX_CHARS
+from live_memory.errors import LiveMemoryError
+from live_memory.providers.types import ToolSpec
+from live_memory.tools.arguments import ToolArgs
+from live_memory.tools.find_paths import run_find_paths
+from live_memory.tools.git_tools import run_get_changed_files, run_git_search
+from live_memory.tools.glob import run_glob
+from live_memory.tools.grep import run_grep
+from live_memory.tools.grep_engine import GrepEngine, PythonEngine
+from live_memory.tools.outcome import ToolOutcome
+from live_memory.tools.read import run_read
+from live_memory.tools.ripgrep import RipgrepEngine, find_ripgrep
+from live_memory.tools.schema import TOOL_NAMES, TOOL_SPECS
+from live_memory.tools.scope import Scope
+
+__all__ = ["Toolbox"]
+
+logger = logging.getLogger(__name__)
+
+_Handler = Callable[[Scope, ToolArgs], ToolOutcome]
+
+
+class Toolbox:
+    """The read-only exploration tools for one workspace root.
+
+    Holds immutable configuration plus the ripgrep engine's binary-sniff cache (safe to share),
+    so one instance may serve several threads at once.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        secret_patterns: Sequence[str] = DEFAULT_SECRET_PATH_PATTERNS,
+        file_globs: Sequence[str] = (),
+        max_output_chars: int = TOOL_OUTPUT_MAX_CHARS,
+        use_ripgrep: bool = True,
+    ) -> None:
+        """`use_ripgrep=False` forces the pure-Python Grep (tests, machines without rg)."""
+        self._scope = Scope(
+            root=Path(os.path.realpath(root)),
+            secret_patterns=tuple(secret_patterns),
+            file_globs=tuple(file_globs),
+        )
+        self._max_output_chars = max_output_chars
+        binary = find_ripgrep() if use_ripgrep else None
+        engine: GrepEngine = RipgrepEngine(binary) if binary else PythonEngine()
+        logger.debug("toolbox for %s greps with %s", self._scope.root, engine.name)
+        self._grep_engine = engine
+        self._handlers: dict[str, _Handler] = {
+            "Read": run_read,
+            "Grep": functools.partial(run_grep, engine=engine),
+            "Glob": run_glob,
+            "find_paths": run_find_paths,
+            "get_changed_files": run_get_changed_files,
+            "git_search": run_git_search,
+        }
+
+    @property
+    def root(self) -> Path:
+        return self._scope.root
+
+    @property
+    def grep_engine(self) -> str:
+        """'ripgrep' or 'python': which Grep implementation this toolbox uses."""
+        return self._grep_engine.name
+
+    @staticmethod
+    def specs() -> tuple[ToolSpec, ...]:
+        """The tool definitions; identical on every call, so the prompt cache holds."""
+        return TOOL_SPECS
+
+    def run(self, name: str, arguments: Mapping[str, object]) -> ToolOutcome:
+        """Run one tool call. Never raises: bad input becomes an `is_error` outcome."""
+        handler = self._handler(name)
+        if handler is None:
+            return ToolOutcome(
+                text=f"Unknown tool {name!r}. Available tools: {', '.join(TOOL_NAMES)}.",
+                is_error=True,
+            )
+        tool = next(n for n in TOOL_NAMES if n.lower() == str(name).lower())
+        try:
+            outcome = handler(self._scope, ToolArgs(tool, arguments))
+        except LiveMemoryError as exc:  # jail refusals, unreadable files, bad arguments, no git
+            outcome = ToolOutcome(text=_prefixed(tool, str(exc)), is_error=True)
+        except OSError as exc:  # permissions, vanished files, timeouts
+            logger.info("%s failed on %s: %s", tool, self._scope.root, exc)
+            outcome = ToolOutcome(text=f"{tool} failed: {exc.strerror or exc}", is_error=True)
+        except Exception:
+            # The agent loop must never die on a tool: this is the tools' top level.
+            logger.exception("%s crashed on arguments %r", tool, arguments)
+            outcome = ToolOutcome(
+                text=f"{tool} failed with an internal error; try different arguments.",
+                is_error=True,
+            )
+        return self._capped(outcome)
+
+    def _handler(self, name: object) -> _Handler | None:
+        if not isinstance(name, str):
+            return None
+        handler = self._handlers.get(name)
+        if handler is not None:
+            return handler
+        # Cheap models sometimes lower-case the name ("read", "grep").
+        for known, candidate in self._handlers.items():
+            if known.lower() == name.lower():
+                return candidate
+        return None
+
+    def _capped(self, outcome: ToolOutcome) -> ToolOutcome:
+        text = outcome.text
+        limit = self._max_output_chars
+        if len(text) <= limit:
+            return outcome
+        notice = (
+            f"\n[output truncated: showing {{shown}} of {len(text)} characters; "
+            "narrow the request (offset/limit, path, glob, head_limit)]"
+        )
+        room = max(limit - len(notice.format(shown=limit)), 0)
+        cut = text.rfind("\n", 0, room)
+        cut = cut if cut > room // 2 else room
+        capped = text[:cut] + notice.format(shown=cut)
+        return ToolOutcome(text=capped[:limit], is_error=outcome.is_error, reads=outcome.reads)
+
+
+def _prefixed(tool: str, message: str) -> str:
+    return message if message.startswith(f"{tool}:") else f"{tool}: {message}"

@@ -1,0 +1,32 @@
+"""A real MCP client session against a running server."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+__all__ = ["call_tool", "list_tools"]
+
+
+async def _session_call(url: str, name: str | None, arguments: dict[str, Any]) -> Any:
+    async with (
+        streamable_http_client(f"{url}/mcp") as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        if name is None:
+            return await session.list_tools()
+        return await session.call_tool(name, arguments)
+
+
+def call_tool(url: str, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+    """(is_error, text) of one tool call made by the real mcp client."""
+    result = asyncio.run(_session_call(url, name, arguments))
+    return bool(result.is_error), "".join(getattr(c, "text", "") for c in result.content)
+
+
+def list_tools(url: str) -> list[Any]:
+    return list(asyncio.run(_session_call(url, None, {})).tools)

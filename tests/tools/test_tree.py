@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from live_memory.tools import build_directory_tree, list_workspace_files
+from live_memory.tools.tree import render_tree
+from tests.support.repo import git, make_repo
+from tests.tools.conftest import write_tree
+
+EXPECTED_FILES = [
+    ".env",
+    ".gitignore",
+    "README.md",
+    "assets/logo.bin",
+    "deploy/server.pem",
+    "docs/bom.txt",
+    "docs/guide.md",
+    "docs/windows.txt",
+    "env_link.txt",
+    "keep.log",
+    "link_in.md",
+    "link_out.txt",
+    "long/line.txt",
+    "notes/empty.txt",
+    "src/app.py",
+    "src/config.py",
+    "src/util/.gitignore",
+    "src/util/strings.py",
+]
+
+
+def test_git_listing_has_tracked_and_untracked_files_but_not_ignored_ones(shared_git: Path) -> None:
+    assert list_workspace_files(shared_git) == EXPECTED_FILES
+
+
+def test_plain_listing_honours_nested_gitignores_like_git(shared_plain: Path) -> None:
+    assert list_workspace_files(shared_plain) == EXPECTED_FILES
+
+
+def test_git_listing_drops_files_deleted_from_disk_and_nested_repositories(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"a.py": "a\n", "b.py": "b\n"})
+    (root / "b.py").unlink()
+    nested = root / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q")
+    (nested / "x.py").write_text("x\n", encoding="utf-8")
+    assert list_workspace_files(root) == ["a.py"]
+
+
+def test_plain_listing_skips_vcs_and_dependency_directories(tmp_path: Path) -> None:
+    root = write_tree(
+        tmp_path / "w",
+        {
+            "main.py": "",
+            ".git/config": "",
+            "node_modules/pkg/index.js": "",
+            "sub/.git": "gitdir: x",
+            "sub/code.py": "",
+        },
+    )
+    assert list_workspace_files(root) == ["main.py", "sub/code.py"]
+
+
+def test_plain_listing_is_bounded_by_max_walk_entries(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "w", {f"d{i}/f{j}.txt": "" for i in range(5) for j in range(20)})
+    listed = list_workspace_files(root, max_walk_entries=30)
+    assert 0 < len(listed) < 30
+
+
+def test_listing_of_a_missing_root_is_empty(tmp_path: Path) -> None:
+    assert list_workspace_files(tmp_path / "missing") == []
+
+
+def test_plain_listing_does_not_follow_directory_symlinks(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "w", {"a.py": ""})
+    outside = write_tree(tmp_path / "o", {"secret.py": ""})
+    os.symlink(outside, root / "linked")
+    assert list_workspace_files(root) == ["a.py", "linked"]
+
+
+def test_tree_is_indented_directories_first_and_hides_secrets(shared_git: Path) -> None:
+    tree = build_directory_tree(shared_git, 10_000)
+    assert tree.split("\n") == [
+        "assets/",
+        "  logo.bin",
+        "docs/",
+        "  bom.txt",
+        "  guide.md",
+        "  windows.txt",
+        "long/",
+        "  line.txt",
+        "notes/",
+        "  empty.txt",
+        "src/",
+        "  util/",
+        "    .gitignore",
+        "    strings.py",
+        "  app.py",
+        "  config.py",
+        ".gitignore",
+        "README.md",
+        "env_link.txt",
+        "keep.log",
+        "link_in.md",
+        "link_out.txt",
+    ]
+
+
+def test_tree_is_the_same_for_git_and_plain_workspaces(
+    shared_git: Path, shared_plain: Path
+) -> None:
+    assert build_directory_tree(shared_git, 5000) == build_directory_tree(shared_plain, 5000)
+
+
+def test_tree_collapses_single_child_directory_chains() -> None:
+    assert render_tree(
+        ["src/main/java/com/acme/App.java", "src/main/java/com/acme/Util.java"], 1000
+    ) == ("src/main/java/com/acme/\n  App.java\n  Util.java")
+
+
+def test_tree_over_budget_summarises_deep_directories_and_counts_what_is_missing() -> None:
+    files = [f"pkg{i}/mod{j}/file{k}.py" for i in range(3) for j in range(4) for k in range(10)]
+    tree = render_tree(files, 400)
+    assert len(tree) <= 400
+    assert "pkg0/" in tree and "pkg2/" in tree  # every top-level directory is still visible
+    assert "[tree truncated to 400 chars: " in tree
+    shown = sum(1 for line in tree.split("\n") if line.strip().endswith(".py"))
+    assert f"{len(files) - shown} of {len(files)} files not listed" in tree
+
+
+def test_tree_cuts_the_top_level_when_even_that_does_not_fit() -> None:
+    files = [f"file_{i:04d}.txt" for i in range(500)]
+    tree = render_tree(files, 1000)
+    assert len(tree) <= 1000
+    assert tree.startswith("file_0000.txt\nfile_0001.txt")
+    assert "files not listed by name" in tree
+
+
+def test_tree_is_deterministic_whatever_the_input_order() -> None:
+    files = [f"d{i % 7}/s{i % 3}/f{i}.py" for i in range(200)]
+    assert render_tree(files, 2000) == render_tree(list(reversed(files)), 2000)
+
+
+def test_tree_edge_budgets_and_empty_workspaces(tmp_path: Path) -> None:
+    assert render_tree(["a.py"], 0) == ""
+    assert len(render_tree([f"f{i}" for i in range(100)], 50)) <= 50
+    (tmp_path / "empty").mkdir()
+    assert build_directory_tree(tmp_path / "empty", 100) == "(no files)"
+
+
+def test_tree_honours_file_globs(shared_git: Path) -> None:
+    assert build_directory_tree(shared_git, 1000, file_globs=("docs/*.md", "*.py")) == (
+        "docs/\n  guide.md\nsrc/\n  util/\n    strings.py\n  app.py\n  config.py"
+    )
+
+
+def test_listing_of_a_git_ignored_root_walks_it(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {".gitignore": "build/\n", "a.py": ""})
+    write_tree(repo / "build", {"out.txt": "x"})
+    assert list_workspace_files(repo / "build") == ["out.txt"]
