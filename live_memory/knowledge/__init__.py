@@ -1,0 +1,45 @@
+"""What Live Memory learns from conversations and shares as files: transcript digests, the
+durable transcript queue, markdown knowledge, usage by day and the session-start banner.
+
+Pure, thread-free logic plus two small thread-safe SQLite stores; the actors and routes that
+drive them live elsewhere.
+"""
+
+from __future__ import annotations
+
+from live_memory.knowledge.banner import BANNER_PREFIX, health_banner
+from live_memory.knowledge.error import KnowledgeError, TranscriptError
+from live_memory.knowledge.markdown import (
+    STALE_MARK,
+    export_ledger,
+    import_ledger,
+    insights_path,
+    render_category,
+)
+from live_memory.knowledge.queue import (
+    QueuedTranscript,
+    QueueStatus,
+    TranscriptQueue,
+    content_hash,
+)
+from live_memory.knowledge.transcript import TranscriptDigest, digest_transcript
+from live_memory.knowledge.usage import UsageLedger
+
+__all__ = [
+    "BANNER_PREFIX",
+    "STALE_MARK",
+    "KnowledgeError",
+    "QueueStatus",
+    "QueuedTranscript",
+    "TranscriptDigest",
+    "TranscriptError",
+    "TranscriptQueue",
+    "UsageLedger",
+    "content_hash",
+    "digest_transcript",
+    "export_ledger",
+    "health_banner",
+    "import_ledger",
+    "insights_path",
+    "render_category",
+]

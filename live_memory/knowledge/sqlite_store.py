@@ -1,0 +1,85 @@
+"""A small SQLite file shared by threads: WAL, one connection, one lock, short transactions.
+
+Every method of a store is one short transaction, so a lock costs less than a connection per
+thread and keeps `close()` simple. `check_same_thread=False` is safe only because of that lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Self
+
+from live_memory.config.constants import SQLITE_BUSY_TIMEOUT_S
+from live_memory.knowledge.error import KnowledgeError
+
+__all__ = ["SqliteStore"]
+
+logger = logging.getLogger(__name__)
+
+
+class SqliteStore:
+    """Base of the knowledge stores: opens `path`, creates `schema`, serialises access.
+
+    Raises KnowledgeError when the database cannot be opened, read or written, and from any
+    call after `close()`.
+    """
+
+    label = "store"
+    """How errors and logs name the store ("transcript queue", "usage ledger")."""
+
+    def __init__(self, path: Path, schema: str) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(
+                path, timeout=SQLITE_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                # WAL with NORMAL survives a process crash (kill -9); only an OS crash can lose
+                # the last transactions, and a lost enqueue is re-sent by the next Stop hook.
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.executescript(schema)
+            except sqlite3.Error:
+                db.close()
+                raise
+        except (OSError, sqlite3.Error) as exc:
+            raise KnowledgeError(f"{self.label} {path} cannot be opened: {exc}") from exc
+        self._db = db
+
+    def close(self) -> None:
+        """Close the database; closing twice is harmless."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """The connection inside BEGIN IMMEDIATE … COMMIT (ROLLBACK when the body raises)."""
+        with self._lock:
+            if self._db is None:
+                raise KnowledgeError(f"{self.label} {self.path} is closed")
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise KnowledgeError(f"{self.label} {self.path}: {exc}") from exc
