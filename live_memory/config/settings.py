@@ -61,6 +61,8 @@ class Settings:
     use_subscription: bool = True
     oauth_token_url: str | None = None
     insights_root: Path | None = None
+    passivate_after_s: float = C.PASSIVATE_AFTER_IDLE_S
+    """Idle seconds before a workspace actor is passivated (snapshot flushed, thread ended)."""
     secret_path_patterns: tuple[str, ...] = C.DEFAULT_SECRET_PATH_PATTERNS
     subscription: bool = False
     """True when the provider credential is a Claude subscription token (cost not metered)."""

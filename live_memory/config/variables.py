@@ -232,6 +232,7 @@ VARIABLES: Final[dict[str, Parser]] = {
     "use_subscription": _boolean,
     "oauth_token_url": _url,
     "insights_root": _path,
+    "passivate_after_s": _number(0.0, lo_open=True),
 }
 """Config key (= Settings field = env name without prefix, lower case) -> parser."""
 

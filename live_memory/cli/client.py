@@ -1,0 +1,174 @@
+"""A small HTTP client for a running `live-memory serve`, over the standard library.
+
+The CLI talks to the server only through this module, so the three ways a call can go wrong
+map onto the CLI's exit codes in one place:
+
+    CommandFailed               exit 1 unless said otherwise
+    ├── ServerDown              nothing listens at the URL (exit 3)
+    ├── ServerRejected          the server answered 4xx or 5xx (exit 1); `.status`, `.detail`
+    └── ServerUnreachable       the server did not answer in time or spoke garbage (exit 1)
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import socket
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import urlencode
+
+from live_memory.cli.outcome import CommandFailed, ExitCode
+from live_memory.config import constants as C
+
+__all__ = [
+    "Reply",
+    "ServerClient",
+    "ServerDown",
+    "ServerRejected",
+    "ServerUnreachable",
+    "default_server_url",
+]
+
+_DOWN_ERRNOS: Final = frozenset(
+    {errno.ECONNREFUSED, errno.ECONNRESET, errno.EHOSTUNREACH, errno.ENETUNREACH}
+)
+_ERROR_BODY_MAX: Final = 500
+
+
+class ServerDown(CommandFailed):
+    """Nothing answers at the server URL."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(
+            f"live-memory server is not running at {url}; start it with `live-memory serve`",
+            ExitCode.SERVER_DOWN,
+        )
+        self.url = url
+
+
+class ServerRejected(CommandFailed):
+    """The server answered with an HTTP error status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"{message} (HTTP {status})", ExitCode.FAILED)
+        self.status = status
+        self.detail = message
+
+
+class ServerUnreachable(CommandFailed):
+    """The server accepted the connection but gave no usable answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A successful (2xx) answer."""
+
+    status: int
+    content_type: str
+    body: bytes
+
+    @property
+    def is_json(self) -> bool:
+        return self.content_type.split(";")[0].strip().endswith("json")
+
+    def json(self) -> object:
+        """The body parsed as JSON; raises ServerUnreachable when it is not JSON."""
+        try:
+            return json.loads(self.body)
+        except ValueError as exc:
+            raise ServerUnreachable(f"server sent a body that is not JSON: {exc}") from exc
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
+def default_server_url(environ: Mapping[str, str]) -> str:
+    """`http://$LIVE_MEMORY_HOST:$LIVE_MEMORY_PORT`, with a wildcard bind reached on loopback."""
+    host = environ.get("LIVE_MEMORY_HOST", "").strip() or C.DEFAULT_HOST
+    port = environ.get("LIVE_MEMORY_PORT", "").strip() or str(C.DEFAULT_PORT)
+    if host in ("0.0.0.0", ""):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
+class ServerClient:
+    """Calls one server; every call is bounded by a timeout."""
+
+    def __init__(self, base_url: str, token: str | None, timeout_s: float) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._token = token or None
+        self._timeout_s = timeout_s
+
+    def get(
+        self, path: str, params: Mapping[str, str] | None = None, timeout_s: float | None = None
+    ) -> Reply:
+        query = f"?{urlencode(dict(params))}" if params else ""
+        return self._send("GET", path + query, None, timeout_s)
+
+    def post(self, path: str, body: object, timeout_s: float | None = None) -> Reply:
+        return self._send("POST", path, json.dumps(body).encode(), timeout_s)
+
+    def _send(self, method: str, path: str, data: bytes | None, timeout_s: float | None) -> Reply:
+        url = self.base_url + path
+        headers = {"Accept": "application/json, text/plain"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        request = urllib.request.Request(url, data=data, headers=headers, method=method)
+        timeout = self._timeout_s if timeout_s is None else timeout_s
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return Reply(
+                    status=response.status,
+                    content_type=response.headers.get("Content-Type", ""),
+                    body=response.read(),
+                )
+        except urllib.error.HTTPError as exc:
+            raise ServerRejected(exc.code, _error_message(exc)) from exc
+        except urllib.error.URLError as exc:
+            raise self._classify(exc.reason) from exc
+        except (TimeoutError, ConnectionError, OSError) as exc:
+            raise self._classify(exc) from exc
+
+    def _classify(self, reason: object) -> CommandFailed:
+        if isinstance(reason, TimeoutError):
+            return ServerUnreachable(
+                f"live-memory server at {self.base_url} did not answer within the timeout",
+                ExitCode.FAILED,
+            )
+        if isinstance(reason, socket.gaierror):
+            return ServerDown(self.base_url)
+        if isinstance(reason, OSError) and reason.errno in _DOWN_ERRNOS:
+            return ServerDown(self.base_url)
+        if isinstance(reason, ConnectionRefusedError):
+            return ServerDown(self.base_url)
+        return ServerUnreachable(
+            f"could not talk to the live-memory server at {self.base_url}: {reason}",
+            ExitCode.FAILED,
+        )
+
+
+def _error_message(exc: urllib.error.HTTPError) -> str:
+    """The `error` field of a JSON error body, else the start of the body, else the reason."""
+    try:
+        raw = exc.read()
+    except OSError:
+        raw = b""
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and isinstance(parsed.get("error"), str):
+        return str(parsed["error"])
+    text = raw.decode("utf-8", errors="replace").strip()
+    return text[:_ERROR_BODY_MAX] if text else str(exc.reason)

@@ -1,0 +1,110 @@
+"""The CLI commands that talk to a running server: status, stats, ask, actors, reset, empty."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TextIO
+
+from live_memory.cli.client import Reply, ServerClient
+from live_memory.cli.outcome import CommandFailed, ExitCode
+from live_memory.cli.render import (
+    render_actors,
+    render_answer,
+    render_by_day,
+    render_health,
+    render_json,
+    render_mapping,
+)
+from live_memory.config import constants as C
+
+__all__ = ["Invocation", "actors", "ask", "clear", "reset", "stats", "status"]
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """What every remote command needs: the server, the output mode and where to write."""
+
+    client: ServerClient
+    as_json: bool
+    out: TextIO
+
+    def emit(self, text: str) -> None:
+        self.out.write(text if text.endswith("\n") else text + "\n")
+
+
+def status(inv: Invocation) -> int:
+    health = _object(inv.client.get("/health").json(), "GET /health")
+    inv.emit(render_json(health) if inv.as_json else render_health(health, inv.client.base_url))
+    return ExitCode.OK
+
+
+def stats(inv: Invocation, cwd: str, by_day: bool) -> int:
+    params = {"cwd": cwd}
+    if by_day:
+        params["by_day"] = "true"
+    if inv.as_json:
+        inv.emit(render_json(inv.client.get("/stats", params).json()))
+        return ExitCode.OK
+    reply = inv.client.get("/stats", {**params, "format": "text"})
+    if not reply.is_json:
+        inv.emit(reply.text)
+        return ExitCode.OK
+    payload = reply.json()
+    days = payload.get("by_day") if isinstance(payload, Mapping) else None
+    if by_day and isinstance(days, list):
+        inv.emit(render_by_day([day for day in days if isinstance(day, Mapping)]))
+    else:
+        inv.emit(render_mapping(payload))
+    return ExitCode.OK
+
+
+def ask(inv: Invocation, question: str, cwd: str, max_answer_tokens: int | None) -> int:
+    body: dict[str, object] = {"question": question, "cwd": cwd}
+    if max_answer_tokens is not None:
+        body["max_answer_tokens"] = max_answer_tokens
+    reply = inv.client.post("/api/ask", body, timeout_s=C.CLI_ASK_TIMEOUT_S)
+    payload: object = reply.json() if reply.is_json else reply.text
+    if inv.as_json:
+        inv.emit(render_json(payload if reply.is_json else {"answer": payload}))
+    else:
+        inv.emit(render_answer(payload))
+    return ExitCode.OK
+
+
+def actors(inv: Invocation) -> int:
+    payload = inv.client.get("/actors").json()
+    if inv.as_json:
+        inv.emit(render_json(payload))
+        return ExitCode.OK
+    listing = payload.get("actors") if isinstance(payload, Mapping) else payload
+    if not isinstance(listing, Sequence) or isinstance(listing, str):
+        raise CommandFailed("GET /actors answered something that is not a list of actors")
+    inv.emit(render_actors([item for item in listing if isinstance(item, Mapping)]))
+    return ExitCode.OK
+
+
+def reset(inv: Invocation, cwd: str) -> int:
+    return _workspace_action(inv, "/reset", cwd, "reset (history wiped, preload re-read)")
+
+
+def clear(inv: Invocation, cwd: str) -> int:
+    return _workspace_action(inv, "/clear", cwd, "emptied (history wiped)")
+
+
+def _workspace_action(inv: Invocation, route: str, cwd: str, done: str) -> int:
+    reply: Reply = inv.client.post(route, {"cwd": cwd})
+    payload: object = reply.json() if reply.is_json and reply.body.strip() else {}
+    if inv.as_json:
+        inv.emit(render_json(payload))
+        return ExitCode.OK
+    inv.emit(f"{cwd}: {done}")
+    if isinstance(payload, Mapping) and payload:
+        inv.emit(render_mapping(payload))
+    return ExitCode.OK
+
+
+def _object(payload: object, what: str) -> Mapping[str, object]:
+    if not isinstance(payload, Mapping):
+        raise CommandFailed(f"{what} answered something that is not a JSON object")
+    return payload

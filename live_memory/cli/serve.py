@@ -1,0 +1,191 @@
+"""`live-memory serve`: one supervised server process per port.
+
+Order matters: settings and the loopback/token check come first (cheap, refuse early), then the
+singleton lock (a second server exits at once, before touching the port or any state), then
+the listening socket (a port held by another program fails clearly), and only then the app,
+whose lifespan starts the actor system.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import ipaddress
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import FrameType
+
+import uvicorn
+from starlette.types import ASGIApp
+
+from live_memory.cli.lock import ServeLock
+from live_memory.cli.outcome import CommandFailed, ExitCode
+from live_memory.config import Settings, configure_logging, load_settings
+from live_memory.config import constants as C
+from live_memory.errors import ConfigError
+
+__all__ = ["bind_socket", "is_loopback", "require_token_off_loopback", "run_server"]
+
+logger = logging.getLogger(__name__)
+
+
+def is_loopback(host: str) -> bool:
+    """True for the loopback names and any 127.0.0.0/8 or ::1 address."""
+    if host in C.LOOPBACK_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def require_token_off_loopback(settings: Settings) -> None:
+    """Raise CommandFailed (usage) when binding beyond loopback without a token."""
+    if not is_loopback(settings.host) and not settings.token:
+        raise CommandFailed(
+            f"refusing to bind {settings.host}: a non-loopback address needs LIVE_MEMORY_TOKEN "
+            "(every route but /health then requires `Authorization: Bearer <token>`)",
+            ExitCode.USAGE,
+        )
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A bound (not yet listening) TCP socket; CommandFailed when the port is taken."""
+    try:
+        infos = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as exc:
+        raise CommandFailed(f"cannot resolve host {host!r}: {exc}", ExitCode.USAGE) from exc
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    # SO_REUSEADDR lets a restart reuse a port in TIME_WAIT; it does not let two listeners share.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise CommandFailed(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc} "
+            "(is another program using the port? pick one with --port)",
+            ExitCode.FAILED,
+        ) from exc
+    sock.set_inheritable(True)
+    return sock
+
+
+class _GracefulStop:
+    """Our SIGTERM/SIGINT handler outside uvicorn's own: ask the server to drain, never kill.
+
+    It is installed before the app is built and stays as the handler uvicorn restores and
+    re-raises into after shutdown; with the default handler that re-raise would end the process
+    with 128+signum, while a graceful stop is a success (exit 0).
+    """
+
+    def __init__(self) -> None:
+        self.server: uvicorn.Server | None = None
+        self.requested = False
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.requested = True
+        if self.server is not None:
+            self.server.should_exit = True
+
+
+def run_server(settings: Settings, app_factory: Callable[[Settings], ASGIApp]) -> int:
+    """Serve the app built by `app_factory` until SIGTERM/SIGINT; returns the exit code.
+
+    `kill -USR1 <pid>` dumps every thread's stack to stderr (the supervisor's log). Raises
+    ServeLockHeld when another server holds the port's lock, CommandFailed when the host is
+    refused, the data dir is unusable, the port cannot be bound, or the app fails to start.
+    """
+    require_token_off_loopback(settings)
+    try:
+        lock = ServeLock.acquire(Path(settings.data_dir), settings.port)
+    except OSError as exc:
+        raise CommandFailed(
+            f"cannot use the data dir {settings.data_dir}: {exc.strerror or exc}", ExitCode.FAILED
+        ) from exc
+    with lock:
+        sock = bind_socket(settings.host, settings.port)
+        stop = _GracefulStop()
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+        try:
+            config = uvicorn.Config(
+                app_factory(settings),
+                host=settings.host,
+                port=settings.port,
+                log_config=None,
+                lifespan="on",
+                timeout_graceful_shutdown=int(C.SHUTDOWN_GRACE_S),
+                server_header=False,
+            )
+            server = uvicorn.Server(config)
+            stop.server = server
+            server.should_exit = stop.requested
+            logger.info(
+                "live-memory serving on %s:%s (pid %s, data dir %s, lock %s)",
+                settings.host,
+                settings.port,
+                os.getpid(),
+                settings.data_dir,
+                lock.path,
+            )
+            try:
+                server.run(sockets=[sock])
+            except SystemExit as exc:  # uvicorn exits this way when the app's startup fails
+                raise CommandFailed(
+                    f"live-memory server failed to start (uvicorn exit {exc.code}); see the log",
+                    ExitCode.FAILED,
+                ) from exc
+        finally:
+            faulthandler.unregister(signal.SIGUSR1)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            sock.close()
+    return ExitCode.OK
+
+
+def serve_command(
+    environ: Mapping[str, str],
+    *,
+    host: str | None,
+    port: int | None,
+    data_dir: str | None,
+    config_file: str | None,
+) -> int:
+    """Build settings from the environment and flags, set up logging, and run the server."""
+    overrides: dict[str, object] = {}
+    if host is not None:
+        overrides["host"] = host
+    if port is not None:
+        overrides["port"] = port
+    if data_dir is not None:
+        overrides["data_dir"] = data_dir
+    try:
+        settings = load_settings(
+            environ,
+            config_file=Path(config_file) if config_file else None,
+            overrides=overrides,
+        )
+    except ConfigError as exc:
+        raise CommandFailed(str(exc), ExitCode.USAGE) from exc
+    try:
+        configure_logging(settings.log_level, settings.log_file)
+    except ConfigError as exc:
+        raise CommandFailed(str(exc), ExitCode.USAGE) from exc
+
+    def build_app(settings: Settings) -> ASGIApp:
+        # Imported only now, after the lock and the port: the gateway pulls in the actor
+        # system, the MCP SDK and the providers (seconds), and a second `serve` must fail at
+        # once; the client commands import this module too and must not pay for it either.
+        from live_memory.gateway import create_app  # noqa: PLC0415
+
+        return create_app(settings, environ=environ)  # POST /reload re-reads this environment
+
+    return run_server(settings, build_app)

@@ -1,0 +1,189 @@
+"""`live-memory install-service`: run the server under the user's service manager.
+
+On Linux it writes the systemd user unit (the same unit as `deploy/live-memory.service`, with
+ExecStart pointing at the interpreter running this CLI, so a venv or pipx install just works),
+reloads systemd and enables it at once. On macOS it prints the launchd plist and the two
+commands that load it: launchd agents are plain files the user should see before loading.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final, TextIO
+
+from live_memory.cli.outcome import CommandFailed, ExitCode
+from live_memory.config import constants as C
+
+__all__ = ["exec_start", "install_service", "launchd_plist", "systemd_unit"]
+
+_SYSTEMCTL_TIMEOUT_S: Final = 30.0
+
+SYSTEMD_UNIT_TEMPLATE: Final = """\
+[Unit]
+Description=Live Memory: persistent codebase Q&A server for coding agents
+After=network.target
+
+[Service]
+Type=exec
+EnvironmentFile=-%h/.config/live-memory/env
+ExecStart={exec_start}
+Restart=on-failure
+RestartSec=2
+TimeoutStopSec=30
+KillSignal=SIGTERM
+# Exit 2 means bad configuration (e.g. a public bind without a token): restarting cannot help.
+RestartPreventExitStatus=2
+NoNewPrivileges=yes
+
+[Install]
+WantedBy=default.target
+"""
+
+LAUNCHD_PLIST_TEMPLATE: Final = """\
+<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" \
+"http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+  <key>Label</key>
+  <string>{label}</string>
+  <key>ProgramArguments</key>
+  <array>
+{arguments}
+  </array>
+  <key>RunAtLoad</key>
+  <true/>
+  <key>KeepAlive</key>
+  <dict>
+    <key>SuccessfulExit</key>
+    <false/>
+  </dict>
+  <key>ThrottleInterval</key>
+  <integer>5</integer>
+  <key>StandardOutPath</key>
+  <string>{log_dir}/live-memory.out.log</string>
+  <key>StandardErrorPath</key>
+  <string>{log_dir}/live-memory.err.log</string>
+</dict>
+</plist>
+"""
+
+
+def exec_start() -> list[str]:
+    """The command a service manager runs: this interpreter, so its packages are found."""
+    return [sys.executable, "-m", "live_memory.cli", "serve"]
+
+
+def systemd_unit() -> str:
+    return SYSTEMD_UNIT_TEMPLATE.format(exec_start=shlex.join(exec_start()))
+
+
+def launchd_plist(home: Path) -> str:
+    arguments = "\n".join(f"    <string>{_xml_escape(arg)}</string>" for arg in exec_start())
+    log_dir = _xml_escape(str(home / "Library" / "Logs"))
+    return LAUNCHD_PLIST_TEMPLATE.format(
+        label=C.LAUNCHD_LABEL, arguments=arguments, log_dir=log_dir
+    )
+
+
+def install_service(
+    environ: Mapping[str, str], *, platform: str, dry_run: bool, out: TextIO
+) -> int:
+    """Install (Linux) or explain (macOS) the user service; CommandFailed when a step fails."""
+    home = Path(environ.get("HOME") or Path.home())
+    if platform == "darwin":
+        return _explain_launchd(home, out)
+    if not platform.startswith("linux"):
+        raise CommandFailed(
+            f"install-service supports Linux (systemd) and macOS (launchd), not {platform}; "
+            "see deploy/SUPERVISING.md to run `live-memory serve` under your supervisor",
+            ExitCode.USAGE,
+        )
+    config_home = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
+    unit_path = config_home / "systemd" / "user" / C.SYSTEMD_UNIT_NAME
+    env_file = home / Path(C.SERVICE_ENV_FILE).relative_to("~")
+    if dry_run:
+        out.write(f"# would write {unit_path}\n{systemd_unit()}")
+        out.write(f"# would create {env_file} if missing, then run:\n")
+        for command in _systemctl_commands():
+            out.write(f"{shlex.join(command)}\n")
+        return ExitCode.OK
+    try:
+        unit_path.parent.mkdir(parents=True, exist_ok=True)
+        _write_if_changed(unit_path, systemd_unit())
+        if not env_file.exists():
+            env_file.parent.mkdir(parents=True, exist_ok=True)
+            env_file.write_text(
+                "# Environment for the live-memory user service (KEY=value lines).\n"
+                "# Every variable is listed in deploy/live-memory.env.example.\n",
+                encoding="utf-8",
+            )
+            env_file.chmod(0o600)
+    except OSError as exc:
+        raise CommandFailed(f"cannot write the service files: {exc}", ExitCode.FAILED) from exc
+    out.write(f"wrote {unit_path}\nenvironment file: {env_file}\n")
+    if shutil.which("systemctl", path=environ.get("PATH")) is None:
+        raise CommandFailed(
+            "systemctl not found: the unit is written but not enabled; start the server with "
+            "your own supervisor (deploy/SUPERVISING.md)",
+            ExitCode.FAILED,
+        )
+    for command in _systemctl_commands():
+        _run(command)
+        out.write(f"ran: {shlex.join(command)}\n")
+    out.write(
+        f"live-memory is enabled and started; logs: journalctl --user -u {C.SYSTEMD_UNIT_NAME}\n"
+    )
+    return ExitCode.OK
+
+
+def _systemctl_commands() -> list[list[str]]:
+    return [
+        ["systemctl", "--user", "daemon-reload"],
+        ["systemctl", "--user", "enable", "--now", C.SYSTEMD_UNIT_NAME],
+    ]
+
+
+def _explain_launchd(home: Path, out: TextIO) -> int:
+    plist_path = home / "Library" / "LaunchAgents" / f"{C.LAUNCHD_LABEL}.plist"
+    out.write(f"Save this as {plist_path}:\n\n{launchd_plist(home)}\n")
+    out.write(
+        "Then load it (and again after editing it):\n"
+        f"  launchctl bootout gui/$(id -u) {shlex.quote(str(plist_path))} 2>/dev/null; "
+        f"launchctl bootstrap gui/$(id -u) {shlex.quote(str(plist_path))}\n"
+        "Provider keys go in the plist as an EnvironmentVariables dict "
+        "(see deploy/com.live-memory.plist).\n"
+    )
+    return ExitCode.OK
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _run(command: list[str]) -> None:
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=_SYSTEMCTL_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CommandFailed(f"{shlex.join(command)} failed: {exc}", ExitCode.FAILED) from exc
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip()
+        raise CommandFailed(
+            f"{shlex.join(command)} exited {done.returncode}: {detail}", ExitCode.FAILED
+        )
+
+
+def _xml_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Claude Code hook (PostToolUse on Read/Write/Edit/MultiEdit/NotebookEdit, FileChanged).
+
+Tees what the agent reads and writes to the live-memory server (POST /notify), so its memory
+stays current without re-reading files. The contract with Claude Code: standard library only,
+exit 0 always, nothing on stdout, and fast: the agent waits for this hook (~30 ms; a raw socket
+instead of http.client saves the ~30 ms its email-parser import costs).
+
+The body is the raw hook payload plus a top-level "content" (the file's bytes as they are now on
+disk) when the payload lacks it. Secret-looking, binary and oversize files never send bytes: a
+read of one is not forwarded at all, a write becomes a content-less "change" event.
+
+When the server is down (or answers 5xx) the body goes to a bounded spool (JSONL under
+$CLAUDE_PLUGIN_DATA/spool/, else ~/.local/share/live-memory/spool/; oldest dropped first); the
+next call that reaches the server replays the spool, in order, before its own event.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import stat
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from fnmatch import fnmatch
+
+TOOL_KINDS = {
+    "Read": "read",
+    "Write": "write",
+    "Edit": "write",
+    "MultiEdit": "write",
+    "NotebookEdit": "write",
+}
+# Mirrors live_memory.config.constants.DEFAULT_SECRET_PATH_PATTERNS (a test keeps them equal);
+# the script cannot import the package: it runs under whatever python3 the user has.
+SECRET_PATTERNS = (
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    "credentials",
+    "credentials.json",
+    "*.credentials",
+    ".git-credentials",
+    "secrets.*",
+)
+MAX_FILE_BYTES = 256 * 1024  # = constants.PASSIVE_MAX_FILE_BYTES, the server's own cap
+SNIFF_BYTES = 8192
+REPLY_MAX_BYTES = 64 * 1024
+POST_TIMEOUT_S = 0.5
+SPOOL_MAX_EVENTS = 500
+SPOOL_MAX_BYTES = 16 * 1024 * 1024
+SPOOL_LOCK_WAIT_S = 2.0
+DELIVERED, REFUSED, FAILED = "delivered", "refused", "failed"
+
+
+def is_secret(path: str) -> bool:
+    name = os.path.basename(path)
+    return any(fnmatch(name, pattern) for pattern in SECRET_PATTERNS)
+
+
+def read_text(path: str, cap: int) -> str | None:
+    """The file's text, or None when it is missing, not regular, over `cap`, or binary."""
+    try:
+        info = os.stat(path)  # before open(): opening a FIFO would block the agent
+        if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read(cap + 1)
+    except OSError:
+        return None
+    if len(data) > cap or b"\0" in data[:SNIFF_BYTES]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def build_body(payload: Mapping[str, object]) -> dict[str, object] | None:
+    """What to POST for this hook payload, or None when nothing should be sent."""
+    event = payload.get("hook_event_name")
+    if event == "FileChanged":
+        return dict(payload) if isinstance(payload.get("file_path"), str) else None
+    if event != "PostToolUse":
+        return None
+    kind = TOOL_KINDS.get(str(payload.get("tool_name")))
+    tool_input = payload.get("tool_input")
+    cwd = payload.get("cwd")
+    if kind is None or not isinstance(tool_input, Mapping) or not isinstance(cwd, str):
+        return None
+    raw_path = tool_input.get("file_path") or tool_input.get("notebook_path")
+    if not isinstance(raw_path, str) or not raw_path:
+        return None
+    path = os.path.join(cwd, raw_path)  # an absolute raw_path wins
+    if "content" in payload:
+        return dict(payload)
+    content = None if is_secret(path) else read_text(path, MAX_FILE_BYTES)
+    if content is not None:
+        return {**payload, "content": content}
+    if kind == "read":
+        return None  # nothing worth knowing about a file whose bytes we will not share
+    return {"cwd": cwd, "events": [{"path": path, "kind": "change"}]}
+
+
+class Endpoint:
+    """Where /notify lives: LIVE_MEMORY_HOST/PORT (a wildcard bind is reached on loopback)."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        host = environ.get("LIVE_MEMORY_HOST", "").strip() or "127.0.0.1"
+        self.host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host).strip("[]")
+        self.port = _int(environ.get("LIVE_MEMORY_PORT"), 7711)
+        self.token = environ.get("LIVE_MEMORY_TOKEN", "").strip()
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        self.authority = f"{shown}:{self.port}"
+
+    def post(self, path: str, body: bytes, timeout_s: float = POST_TIMEOUT_S) -> str:
+        """DELIVERED (2xx), REFUSED (4xx: retrying cannot help) or FAILED (spool it)."""
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: {self.authority}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            "Connection: close\r\n"
+        )
+        if self.token:
+            head += f"Authorization: Bearer {self.token}\r\n"
+        try:
+            with socket.create_connection((self.host, self.port), timeout=timeout_s) as sock:
+                sock.sendall(head.encode("latin-1") + b"\r\n" + body)
+                reply = b""
+                while len(reply) < REPLY_MAX_BYTES:  # to EOF: Connection: close
+                    chunk = sock.recv(4096)
+                    if not chunk:
+                        break
+                    reply += chunk
+        except OSError:
+            return FAILED
+        parts = reply.split(b"\r\n", 1)[0].split()
+        status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+        if 200 <= status < 300:
+            return DELIVERED
+        return REFUSED if 400 <= status < 500 else FAILED
+
+
+class Spool:
+    """A bounded JSONL queue of undelivered bodies, guarded by an flock'd side file."""
+
+    def __init__(
+        self, directory: str, max_events: int = SPOOL_MAX_EVENTS, max_bytes: int = SPOOL_MAX_BYTES
+    ) -> None:
+        self.directory = directory
+        self.path = os.path.join(directory, "events.jsonl")
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+
+    @classmethod
+    def default(cls, environ: Mapping[str, str]) -> Spool:
+        base = environ.get("CLAUDE_PLUGIN_DATA", "").strip()
+        home = environ.get("HOME") or os.path.expanduser("~")
+        root = base or os.path.join(home, ".local", "share", "live-memory")
+        return cls(os.path.join(root, "spool"))
+
+    def has_events(self) -> bool:
+        try:
+            return os.stat(self.path).st_size > 0
+        except OSError:
+            return False
+
+    @contextmanager
+    def locked(self, wait_s: float = SPOOL_LOCK_WAIT_S) -> Iterator[bool]:
+        """Yields True holding the lock, False when it could not be had in `wait_s`."""
+        os.makedirs(self.directory, exist_ok=True)
+        fd = os.open(os.path.join(self.directory, ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + wait_s
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        yield False
+                        return
+                    time.sleep(0.01)
+            yield True
+        finally:
+            os.close(fd)
+
+    def read(self) -> list[bytes]:
+        try:
+            with open(self.path, "rb") as handle:
+                return [line for line in handle.read().split(b"\n") if line.strip()]
+        except OSError:
+            return []
+
+    def write(self, lines: list[bytes]) -> None:
+        """Replace the spool with `lines`, oldest dropped to fit the bounds. Hold the lock."""
+        lines = lines[-self.max_events :] if self.max_events > 0 else []
+        total = sum(len(line) + 1 for line in lines)
+        while lines and total > self.max_bytes:
+            total -= len(lines[0]) + 1
+            lines = lines[1:]
+        if not lines:
+            if os.path.exists(self.path):
+                os.unlink(self.path)
+            return
+        tmp = os.path.join(self.directory, f".events.{os.getpid()}.tmp")
+        with open(tmp, "wb") as handle:
+            handle.write(b"".join(line + b"\n" for line in lines))
+        os.replace(tmp, self.path)
+
+
+def deliver(body: bytes, endpoint: Endpoint, spool: Spool) -> str:
+    """Send `body` (after any spooled bodies, in order); spool what could not be sent."""
+    if not spool.has_events():
+        outcome = endpoint.post("/notify", body)
+        if outcome == FAILED:
+            with spool.locked() as held:
+                if held:
+                    spool.write([*spool.read(), body])
+        return outcome
+    with spool.locked() as held:
+        if not held:
+            return endpoint.post("/notify", body)
+        pending = spool.read()
+        sent = 0
+        for line in pending:
+            if endpoint.post("/notify", line) == FAILED:
+                break
+            sent += 1
+        if sent < len(pending):
+            spool.write([*pending[sent:], body])
+            return FAILED
+        outcome = endpoint.post("/notify", body)
+        spool.write([body] if outcome == FAILED else [])
+        return outcome
+
+
+def run(stdin: bytes, environ: Mapping[str, str]) -> str | None:
+    payload = json.loads(stdin or b"null")
+    if not isinstance(payload, dict):
+        return None
+    body = build_body(payload)
+    if body is None:
+        return None
+    data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return deliver(data, Endpoint(environ), Spool.default(environ))
+
+
+def _int(raw: str | None, default: int) -> int:
+    try:
+        return int(raw) if raw and raw.strip() else default
+    except ValueError:
+        return default
+
+
+def main() -> int:
+    try:
+        run(sys.stdin.buffer.read(), os.environ)
+    except Exception as exc:  # a hook must never fail or block the agent; say why on stderr
+        sys.stderr.write(f"live-memory notify: {type(exc).__name__}: {exc}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Claude Code status line: live-memory's window fill and spend for the current workspace.
+
+Plugins cannot set the status line themselves; add it to ~/.claude/settings.json:
+
+    "statusLine": {"type": "command",
+                   "command": "python3 /path/to/plugin/scripts/statusline.py"}
+
+Reads Claude Code's status JSON on stdin (workspace.project_dir / workspace.current_dir / cwd),
+asks GET /stats?cwd=… and prints one line such as `live-memory 42% · $0.31 · 12 answers`.
+Standard library only; always exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+
+TIMEOUT_S = 0.4
+
+
+def workspace_of(status: Mapping[str, object], environ: Mapping[str, str]) -> str:
+    workspace = status.get("workspace")
+    if isinstance(workspace, dict):
+        for key in ("project_dir", "current_dir"):
+            if isinstance(workspace.get(key), str) and workspace[key]:
+                return str(workspace[key])
+    cwd = status.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd else environ.get("CLAUDE_PROJECT_DIR", os.getcwd())
+
+
+def render(stats: Mapping[str, object]) -> str:
+    context = stats.get("context")
+    fill = context.get("fill_pct") if isinstance(context, dict) else None
+    known = isinstance(fill, (int, float))  # tuple form: runs on the user's python3 (3.9 too)
+    parts = [f"live-memory {fill:.0f}%" if known else "live-memory ?%"]
+    cost = stats.get("cost_usd")
+    if cost is None:
+        parts.append("subscription")
+    elif isinstance(cost, (int, float)):
+        parts.append(f"${cost:.2f}")
+    answers = stats.get("questions_answered")
+    if isinstance(answers, int):
+        parts.append(f"{answers} answers")
+    return " · ".join(parts)
+
+
+def line(stdin: bytes, environ: Mapping[str, str]) -> str:
+    try:
+        status = json.loads(stdin or b"{}")
+    except ValueError:
+        status = {}
+    cwd = workspace_of(status if isinstance(status, dict) else {}, environ)
+    host = environ.get("LIVE_MEMORY_HOST", "").strip() or "127.0.0.1"
+    host = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(host, host)
+    port = environ.get("LIVE_MEMORY_PORT", "").strip() or "7711"
+    url = f"http://{host}:{port}/stats?{urllib.parse.urlencode({'cwd': cwd})}"
+    token = environ.get("LIVE_MEMORY_TOKEN", "").strip()
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+            stats = json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return "live-memory: new workspace" if exc.code == 404 else f"live-memory: error {exc.code}"
+    except (OSError, ValueError):
+        return "live-memory: down"
+    return render(stats) if isinstance(stats, dict) else "live-memory: ?"
+
+
+def main() -> int:
+    try:
+        text = line(sys.stdin.buffer.read(), os.environ)
+    except Exception as exc:  # the status line must always print something
+        text = f"live-memory: {type(exc).__name__}"
+    sys.stdout.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

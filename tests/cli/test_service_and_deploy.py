@@ -1,0 +1,123 @@
+"""`live-memory install-service` and the deploy/ files agree with each other and the config."""
+
+from __future__ import annotations
+
+import io
+import plistlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from live_memory.cli import CommandFailed, ExitCode
+from live_memory.cli.service import install_service, launchd_plist, systemd_unit
+from live_memory.config import constants as C
+from live_memory.config import env_name
+from live_memory.config.variables import VARIABLES
+from tests.cli.conftest import REPO, cli
+
+DEPLOY = REPO / "deploy"
+
+
+def _unit_lines(text: str) -> list[str]:
+    return [
+        line
+        for line in text.splitlines()
+        if line.strip() and not line.startswith("#") and not line.startswith("ExecStart=")
+    ]
+
+
+def test_dry_run_prints_the_unit_and_the_systemctl_steps_without_touching_home(
+    tmp_path: Path,
+) -> None:
+    out = io.StringIO()
+    code = install_service({"HOME": str(tmp_path)}, platform="linux", dry_run=True, out=out)
+    text = out.getvalue()
+    assert code == 0
+    unit_path = tmp_path / ".config" / "systemd" / "user" / C.SYSTEMD_UNIT_NAME
+    assert text.startswith(f"# would write {unit_path}\n")
+    assert f"ExecStart={sys.executable} -m live_memory.cli serve\n" in text
+    assert "systemctl --user daemon-reload\n" in text
+    assert f"systemctl --user enable --now {C.SYSTEMD_UNIT_NAME}\n" in text
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_cli_runs_install_service_dry_run(tmp_path: Path) -> None:
+    result = cli(["install-service", "--dry-run"], {"HOME": str(tmp_path)})
+    assert result.code == 0
+    assert "[Service]" in result.out or "launchctl" in result.out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_install_writes_the_unit_and_env_file_idempotently_and_needs_systemctl(
+    tmp_path: Path,
+) -> None:
+    env = {"HOME": str(tmp_path / "home"), "PATH": str(tmp_path / "no-bin")}
+    unit_path = tmp_path / "home" / ".config" / "systemd" / "user" / C.SYSTEMD_UNIT_NAME
+    env_file = tmp_path / "home" / ".config" / "live-memory" / "env"
+    for _ in range(2):
+        with pytest.raises(CommandFailed) as failed:
+            install_service(env, platform="linux", dry_run=False, out=io.StringIO())
+        assert "systemctl not found: the unit is written but not enabled" in failed.value.message
+        assert unit_path.read_text() == systemd_unit()
+        assert env_file.stat().st_mode & 0o777 == 0o600
+    env_file.write_text("ANTHROPIC_API_KEY=mine\n")
+    with pytest.raises(CommandFailed):
+        install_service(env, platform="linux", dry_run=False, out=io.StringIO())
+    assert env_file.read_text() == "ANTHROPIC_API_KEY=mine\n"  # never overwritten
+
+
+def test_macos_gets_a_loadable_plist_and_the_launchctl_steps(tmp_path: Path) -> None:
+    out = io.StringIO()
+    assert install_service({"HOME": str(tmp_path)}, platform="darwin", dry_run=False, out=out) == 0
+    text = out.getvalue()
+    plist_path = tmp_path / "Library" / "LaunchAgents" / f"{C.LAUNCHD_LABEL}.plist"
+    assert f"Save this as {plist_path}:" in text
+    assert "launchctl bootstrap gui/$(id -u)" in text
+    parsed = plistlib.loads(launchd_plist(tmp_path).encode())
+    assert parsed["Label"] == C.LAUNCHD_LABEL
+    assert parsed["ProgramArguments"] == [sys.executable, "-m", "live_memory.cli", "serve"]
+    assert parsed["KeepAlive"] == {"SuccessfulExit": False}
+
+
+def test_other_platforms_are_told_where_to_look(tmp_path: Path) -> None:
+    with pytest.raises(CommandFailed) as refused:
+        install_service({"HOME": str(tmp_path)}, platform="win32", dry_run=False, out=io.StringIO())
+    assert refused.value.exit_code == ExitCode.USAGE
+    assert "SUPERVISING.md" in refused.value.message
+
+
+def test_the_deploy_unit_is_the_unit_install_service_writes() -> None:
+    shipped = (DEPLOY / "live-memory.service").read_text()
+    assert _unit_lines(shipped) == _unit_lines(systemd_unit())
+    assert "ExecStart=%h/.local/bin/live-memory serve" in shipped
+    for needed in ("Restart=on-failure", "EnvironmentFile=-%h/.config/live-memory/env"):
+        assert needed in shipped
+
+
+def test_the_deploy_plist_parses_and_runs_serve() -> None:
+    parsed = plistlib.loads((DEPLOY / "com.live-memory.plist").read_bytes())
+    assert parsed["Label"] == C.LAUNCHD_LABEL
+    assert parsed["ProgramArguments"][-1] == "serve"
+
+
+def test_the_env_example_lists_every_variable() -> None:
+    text = (DEPLOY / "live-memory.env.example").read_text()
+    listed = {line.split("=")[0].lstrip("#") for line in text.splitlines() if "=" in line}
+    missing = {env_name(key) for key in VARIABLES} - listed
+    assert not missing
+
+
+def test_the_dockerfile_runs_as_non_root_with_a_health_check() -> None:
+    text = (DEPLOY / "Dockerfile").read_text()
+    assert "FROM python:3.11-slim" in text
+    assert "\nUSER livememory\n" in text
+    assert "HEALTHCHECK" in text and "/health" in text
+    assert "LIVE_MEMORY_HOST=0.0.0.0" in text and "LIVE_MEMORY_TOKEN" in text
+    assert 'ENTRYPOINT ["live-memory"]' in text
+
+
+def test_the_install_script_is_valid_bash() -> None:
+    subprocess.run(["bash", "-n", str(DEPLOY / "install-systemd.sh")], check=True, timeout=30)
+    assert (DEPLOY / "install-systemd.sh").stat().st_mode & 0o111
