@@ -20,7 +20,9 @@ from live_memory.actors.message import (
     Passivated,
     RequestPassivation,
     Route,
+    UnwatchRoot,
     UpdateServices,
+    WatchRoot,
 )
 from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
 from live_memory.actors.workspace import WorkspaceActor
@@ -29,11 +31,18 @@ from live_memory.config import canonical_workspace
 from live_memory.errors import LiveMemoryError, ShuttingDown, UnknownWorkspace
 from live_memory.memory.snapshot_store import SnapshotStore
 
-__all__ = ["GatewayActor", "SweepIdle"]
+__all__ = ["AttachWatcher", "GatewayActor", "SweepIdle"]
 
 logger = logging.getLogger(__name__)
 
 _RESOLVE_CACHE_SIZE = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class AttachWatcher:
+    """The OS watcher actor to tell about activations and passivations."""
+
+    watcher: Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +69,7 @@ class GatewayActor(Actor):
         self.passivating: dict[str, list[Any]] = {}
         self.resolved: OrderedDict[str, str] = OrderedDict()
         self.closing = False
+        self.watcher: ActorRef[Any] | None = None
 
     def handle(self, message: Any) -> None:
         match message:
@@ -69,6 +79,10 @@ class GatewayActor(Actor):
                 self._begin_passivation(message.root)
             case Passivated():
                 self._end_passivation(message.root)
+            case AttachWatcher():
+                self.watcher = message.watcher
+                for root in self.active:
+                    self.watcher.tell(WatchRoot(root))
             case SweepIdle():
                 for ref in self.active.values():
                     ref.tell(IdleCheck(message.idle_after_s))
@@ -129,6 +143,8 @@ class GatewayActor(Actor):
             WorkspaceActor, root, gateway=self.actor_ref, services=self.services, store=self.store
         )
         self.active[root] = ref
+        if self.watcher is not None:
+            self.watcher.tell(WatchRoot(root))
         return ref
 
     def _begin_passivation(self, root: str) -> None:
@@ -138,6 +154,8 @@ class GatewayActor(Actor):
                 self.active[root] = ref
             return
         self.passivating[root] = []
+        if self.watcher is not None:
+            self.watcher.tell(UnwatchRoot(root))
         ref.tell(Passivate())
 
     def _end_passivation(self, root: str) -> None:

@@ -129,6 +129,7 @@ class ActorSystem:
         self.io = IoLoop()
         self._ticks: list[tuple[float, ActorRef[Any], Callable[[], object]]] = []
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._ticker: threading.Thread | None = None
 
     def start(self, cls: type[Actor], *args: Any, **kwargs: Any) -> ActorRef[Any]:
@@ -152,6 +153,7 @@ class ActorSystem:
         """Tell `ref` a fresh `make()` message every `interval_s` seconds."""
         with self._lock:
             self._ticks.append((interval_s, ref, make))
+            self._wake.set()  # a new, possibly shorter, interval: recompute the next wake-up
             if self._ticker is None:
                 self._ticker = threading.Thread(target=self._tick_loop, name="ticker", daemon=True)
                 self._ticker.start()
@@ -172,10 +174,12 @@ class ActorSystem:
                     except ActorDeadError:
                         logger.debug("tick target is gone")
                 wait = min(wait, max(due[i] - now, 0.01))
-            self._stop.wait(wait)
+            self._wake.wait(wait)
+            self._wake.clear()
 
     def shutdown(self, timeout: float = C.ACTOR_STOP_TIMEOUT_S) -> None:
         """Stop the ticker, every actor (newest first) and the I/O loop."""
         self._stop.set()
+        self._wake.set()
         pykka.ActorRegistry.stop_all(block=True, timeout=timeout)
         self.io.stop()

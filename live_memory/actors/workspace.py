@@ -29,10 +29,12 @@ from live_memory.actors.message import (
     ForkFailed,
     GetStats,
     IdleCheck,
+    KeepWarmTick,
     Notify,
     NotifyOutcome,
     Passivate,
     Passivated,
+    PingDone,
     RequestPassivation,
     Reset,
     StartFork,
@@ -41,6 +43,7 @@ from live_memory.actors.message import (
 from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
 from live_memory.actors.workspace_stats import WorkspaceCounters, workspace_stats
 from live_memory.agent.compactor import tree_chars
+from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.question import QuestionJob, QuestionOutcome
 from live_memory.agent.services import Services
 from live_memory.config import constants as C
@@ -48,10 +51,12 @@ from live_memory.errors import Busy, LiveMemoryError, ShuttingDown, SnapshotErro
 from live_memory.memory.commit import decide_commit
 from live_memory.memory.compaction import DistillGate
 from live_memory.memory.ingest import Ingestor
+from live_memory.memory.layout import build_request
 from live_memory.memory.persist import window_from_state, window_to_state
 from live_memory.memory.preload import preload
 from live_memory.memory.snapshot_store import SnapshotStore
 from live_memory.memory.window import Window
+from live_memory.providers.types import ChatResponse
 from live_memory.tools import Toolbox, build_directory_tree, read_workspace_bytes
 
 __all__ = ["WorkspaceActor"]
@@ -64,6 +69,13 @@ class _Slot:
     ask: Ask
     ref: ActorRef[Any]
     base_version: int
+
+
+def _ping_outcome(future: Future[ChatResponse]) -> PingDone:
+    try:
+        return PingDone(future.result().usage)
+    except Exception as exc:  # a failed ping is reported, never raised
+        return PingDone(None, f"{type(exc).__name__}: {exc}")
 
 
 def _digest(root: Path, rel: str, secret_patterns: Sequence[str]) -> str | None:
@@ -112,6 +124,9 @@ class WorkspaceActor(Actor):
         self.closing = False
         self.passivating = False
         self.dirty = False
+        self.last_question_at: float | None = None
+        self.last_touch = time.monotonic()
+        self.pinging = False
 
     def _configure(self, services: Services) -> None:
         self.services = services
@@ -192,7 +207,7 @@ class WorkspaceActor(Actor):
 
     # --- dispatch ------------------------------------------------------------------------
     def handle(self, message: Any) -> None:
-        if not isinstance(message, IdleCheck):
+        if not isinstance(message, IdleCheck | KeepWarmTick | PingDone):
             self.last_activity = time.monotonic()
         match message:
             case Ask():
@@ -212,6 +227,10 @@ class WorkspaceActor(Actor):
                 message.reply.set_result(self.stats())
             case IdleCheck():
                 self._idle_check(message.idle_after_s)
+            case KeepWarmTick():
+                self._keep_warm(message)
+            case PingDone():
+                self._ping_done(message)
             case Passivate():
                 self._passivate()
             case UpdateServices():
@@ -307,6 +326,7 @@ class WorkspaceActor(Actor):
             self.version += 1
             self.current_score = outcome.exploration
         self.counters.record(outcome, decision, self.services)
+        self.last_question_at = self.last_touch = time.monotonic()
         self.dirty = True
         self._flush()
         self._trim_notify_log()
@@ -355,6 +375,45 @@ class WorkspaceActor(Actor):
     def _trim_notify_log(self) -> None:
         if not self.in_flight:
             self.notify_log.clear()
+
+    # --- keep-warm ----------------------------------------------------------------------
+    def _keep_warm(self, tick: KeepWarmTick) -> None:
+        """Ping the cached prefix when the design's eligibility rule holds: a non-empty
+        window, no question in flight, queried within max-idle, untouched for the interval."""
+        now = time.monotonic()
+        provider = self.services.provider
+        if (
+            provider is None
+            or self.pinging
+            or self.in_flight
+            or self.pending
+            or not self.window.history
+            or self.last_question_at is None
+            or now - self.last_question_at > tick.max_idle_s
+            or now - self.last_touch < tick.interval_s
+        ):
+            return
+        request = build_request(
+            self.window,
+            system_prompt=SYSTEM_PROMPT,
+            trailing=None,
+            tools=Toolbox.specs(),
+            model=self.services.model,
+            max_tokens=C.KEEP_WARM_PING_MAX_TOKENS,
+            cache_key=self._cache_key(),
+        )
+        self.pinging, self.last_touch = True, now
+        ref = self.actor_ref
+        future = self.system.io.submit(provider.chat(request))
+        future.add_done_callback(lambda f: ref.tell(_ping_outcome(f)))
+
+    def _ping_done(self, done: PingDone) -> None:
+        self.pinging = False
+        if done.usage is None:
+            logger.info("keep-warm ping for %s failed: %s", self.root, done.error)
+            return
+        self.counters.record_ping(done.usage, self.services.cost(done.usage))
+        self.dirty = True
 
     # --- wipes, idleness, shutdown -------------------------------------------------------
     def _wipe(self, *, reload: bool) -> None:

@@ -39,6 +39,9 @@ class WorkspaceCounters:
         default_factory=lambda: {"linear": 0, "race_adopted": 0, "race_dropped": 0}
     )
     last_question_at: float | None = None
+    keep_warm_pings: int = 0
+    keep_warm_cost_usd: float = 0.0
+    last_ping_at: float | None = None
 
     def add_usage(self, usage: Usage, cost: float | None) -> None:
         self.input += usage.input_tokens
@@ -53,6 +56,12 @@ class WorkspaceCounters:
         self.commits[decision] = self.commits.get(decision, 0) + 1
         self.add_usage(outcome.loop.usage + outcome.summary_usage, outcome.cost_usd)
         self.last_question_at = time.time()
+
+    def record_ping(self, usage: Usage, cost: float | None) -> None:
+        self.add_usage(usage, cost)
+        self.keep_warm_pings += 1
+        self.keep_warm_cost_usd += cost or 0.0
+        self.last_ping_at = time.time()
 
     def to_state(self) -> dict[str, object]:
         return asdict(self)
@@ -106,6 +115,11 @@ def workspace_stats(actor: WorkspaceActor) -> dict[str, object]:
         "commits": dict(counters.commits),
         "uptime_s": round(time.time() - actor.info.started_at, 1),
         "prefix": _prefix_cacheability(actor),
+        "keep_warm": {
+            "pings": counters.keep_warm_pings,
+            "cost_usd": round(counters.keep_warm_cost_usd, 6),
+            "last_ping_at": counters.last_ping_at,
+        },
     }
 
 

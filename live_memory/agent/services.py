@@ -15,6 +15,7 @@ from live_memory.providers import (
     make_provider,
     price_for,
 )
+from live_memory.providers.keep_warm_policy import keep_warm_interval_for
 from live_memory.providers.types import Usage
 
 __all__ = ["Services", "build_services"]
@@ -44,6 +45,17 @@ class Services:
     @property
     def model(self) -> str:
         return self.settings.model
+
+    @property
+    def keep_warm_interval_s(self) -> float:
+        """The configured interval, else the provider's cache-TTL-aware default."""
+        settings = self.settings
+        return keep_warm_interval_for(
+            settings.provider or C.PROVIDER_ANTHROPIC,
+            settings.base_url,
+            settings.model,
+            settings.keep_warm_interval_s,
+        )
 
 
 def build_services(settings: Settings) -> Services:

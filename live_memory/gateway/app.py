@@ -16,7 +16,6 @@ from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from live_memory.actors.message import UpdateServices
 from live_memory.agent import build_services
 from live_memory.config import Settings, load_settings
 from live_memory.gateway.guard import Guard, allowed_hostnames
@@ -50,8 +49,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         )
         services = await asyncio.to_thread(build_services, fresh)
         old = current.services
-        current.settings, current.services = fresh, services
-        current.gateway.tell(UpdateServices(services))
+        current.reconfigure(fresh, services)
         if old.provider is not None and old.provider is not services.provider:
             # In-flight questions keep the old client until they finish; close it later.
             closing: Future[None] = current.system.io.submit(_close_later(old.provider))

@@ -62,4 +62,52 @@ def build_mcp_server(service: LiveMemoryService) -> MCPServer:
             if not task.done():
                 task.cancel()
 
+    if service.settings.async_tools:
+        _add_async_tools(server, service)
     return server
+
+
+def _add_async_tools(server: MCPServer, service: LiveMemoryService) -> None:
+    jobs = service.jobs
+
+    @server.tool(
+        name="ask_live_memory_submit",
+        description=(
+            "Start an ask_live_memory question in the background and return a job id at once. "
+            "Collect the answer later with ask_live_memory_result. Same arguments as "
+            "ask_live_memory: question, cwd (ABSOLUTE repository root), max_answer_tokens?"
+        ),
+        annotations=_READ_ONLY,
+        structured_output=False,
+    )
+    async def ask_live_memory_submit(
+        question: str, cwd: str, max_answer_tokens: int | None = None
+    ) -> str:
+        try:
+            service.check_ask(question, cwd, max_answer_tokens)
+        except LiveMemoryError as exc:
+            raise ToolError(str(exc)) from exc
+        job_id = jobs.submit(_answer_text(service, question, cwd, max_answer_tokens))
+        return f"job_id={job_id}\nPoll ask_live_memory_result with this job_id for the answer."
+
+    @server.tool(
+        name="ask_live_memory_result",
+        description=(
+            "The answer of a job started with ask_live_memory_submit, or `[running]` while it "
+            "is still being answered. Each answer can be collected once."
+        ),
+        annotations=_READ_ONLY,
+        structured_output=False,
+    )
+    async def ask_live_memory_result(job_id: str) -> str:
+        try:
+            text = jobs.result(job_id.strip().removeprefix("job_id="))
+        except (LiveMemoryError, TimeoutError) as exc:
+            raise ToolError(str(exc)) from exc
+        return "[running]" if text is None else text
+
+
+async def _answer_text(
+    service: LiveMemoryService, question: str, cwd: str, max_answer_tokens: int | None
+) -> str:
+    return (await service.ask(question, cwd, max_answer_tokens)).text

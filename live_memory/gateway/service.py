@@ -28,11 +28,17 @@ from live_memory.actors import (
     Route,
     SweepIdle,
 )
+from live_memory.actors.gateway import AttachWatcher
+from live_memory.actors.keep_warm import KeepWarmActor, KeepWarmConfig
+from live_memory.actors.message import GetWatcherStatus, UpdateServices
+from live_memory.actors.runtime import ActorRef
+from live_memory.actors.watchdog import WatchdogActor
 from live_memory.agent import Services, build_services, clamp_answer_tokens
-from live_memory.config import Settings
+from live_memory.config import Settings, canonical_workspace
 from live_memory.config import constants as C
 from live_memory.errors import InputError, PayloadTooLarge, ShuttingDown
 from live_memory.gateway.bridge import wait_reply
+from live_memory.gateway.jobs import JobRunner
 from live_memory.gateway.notify_parse import parse_notify
 from live_memory.memory.snapshot_store import SnapshotStore
 
@@ -40,6 +46,15 @@ __all__ = ["LiveMemoryService"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+def keep_warm_config(services: Services) -> KeepWarmConfig:
+    settings = services.settings
+    return KeepWarmConfig(
+        enabled=settings.keep_warm and services.provider is not None,
+        interval_s=services.keep_warm_interval_s,
+        max_idle_s=settings.keep_warm_max_idle_s,
+    )
 
 
 def _question(value: object) -> str:
@@ -76,22 +91,41 @@ class LiveMemoryService:
         self.store = SnapshotStore(settings.snapshot_dir)
         self.system = ActorSystem()
         self.gateway = self.system.start(GatewayActor, services=self.services, store=self.store)
+        idle_s = settings.passivate_after_s
         self.system.every(
-            C.PASSIVATION_SWEEP_S, self.gateway, lambda: SweepIdle(C.PASSIVATE_AFTER_IDLE_S)
+            min(C.PASSIVATION_SWEEP_S, idle_s / 2), self.gateway, lambda: SweepIdle(idle_s)
         )
+        self.keep_warm = self.system.start(
+            KeepWarmActor, gateway=self.gateway, config=keep_warm_config(self.services)
+        )
+        self.watcher: ActorRef[Any] | None = None
+        if settings.watcher == "os":
+            self.watcher = self.system.start(WatchdogActor, gateway=self.gateway, settings=settings)
+            self.gateway.tell(AttachWatcher(self.watcher))
         self.closing = False
+        self.jobs = JobRunner()
 
     # --- questions -----------------------------------------------------------------------
-    async def ask(self, question: object, cwd: object, max_answer_tokens: object = None) -> Answer:
-        """Answer a question. Raises InputError, NoProviderConfigured, ProviderError,
-        ShuttingDown, Busy, or TimeoutError at the hard backstop."""
+    def check_ask(
+        self, question: object, cwd: object, max_answer_tokens: object = None
+    ) -> tuple[str, str, int]:
+        """Validate a question's arguments: (question, cwd, answer tokens).
+
+        Raises InputError, PayloadTooLarge, ShuttingDown or NoProviderConfigured.
+        """
         text, where = _question(question), _cwd(cwd)
-        tokens = clamp_answer_tokens(
-            _answer_tokens(max_answer_tokens), self.settings.max_answer_tokens
-        )
+        canonical_workspace(where, canonicalize=False)  # fail fast: relative, missing, file
+        requested = _answer_tokens(max_answer_tokens)
+        tokens = clamp_answer_tokens(requested, self.settings.max_answer_tokens)
         if self.closing:
             raise ShuttingDown("the server is shutting down")
         self.services.require_provider()
+        return text, where, tokens
+
+    async def ask(self, question: object, cwd: object, max_answer_tokens: object = None) -> Answer:
+        """Answer a question. Raises InputError, NoProviderConfigured, ProviderError,
+        ShuttingDown, Busy, or TimeoutError at the hard backstop."""
+        text, where, tokens = self.check_ask(question, cwd, max_answer_tokens)
         budget = self.settings.default_timeout_s
         reply: Future[Answer] = Future()
         self.gateway.tell(Route(where, Ask(text, tokens, time.monotonic() + budget, reply)))
@@ -140,7 +174,25 @@ class LiveMemoryService:
         }
         if self.settings.provider is None:
             body["problem"] = self.settings.provider_problem
+        watcher = await self.watcher_status()
+        if watcher is not None:
+            body["watcher"] = watcher
+            if watcher.get("degraded_reason"):
+                body["status"] = "degraded"
         return body
+
+    def reconfigure(self, settings: Settings, services: Services) -> None:
+        """Hot reload: new questions use `services`; in-flight ones finish on the old."""
+        self.settings, self.services = settings, services
+        self.gateway.tell(UpdateServices(services))
+        self.keep_warm.tell(keep_warm_config(services))
+
+    async def watcher_status(self) -> dict[str, object] | None:
+        if self.watcher is None:
+            return None
+        reply: Future[dict[str, object]] = Future()
+        self.watcher.tell(GetWatcherStatus(reply))
+        return await wait_reply(reply, C.EDGE_REPLY_TIMEOUT_S)
 
     def actors(self) -> list[dict[str, object]]:
         return self.system.inventory()
@@ -150,6 +202,7 @@ class LiveMemoryService:
         self.closing = True
         reply: Future[None] = Future()
         self.gateway.tell(Drain(grace_s, reply))
+        await self.jobs.aclose()
         try:
             await wait_reply(reply, grace_s)
         except TimeoutError:

@@ -1,0 +1,165 @@
+"""Admission, forks and optimistic commits through the real server."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from live_memory.testing import FakeProvider, Recorded, Reply, Text, ToolUse
+from live_memory.testing.server_process import ServerProcess
+from tests.e2e.conftest import provider_env
+
+REPLY_S = 1.5
+
+
+def _warm(server: ServerProcess, repo: Path) -> None:
+    """Held file content, so the cold-memory guard does not add model calls."""
+    event = {"path": "src/app.py", "kind": "read", "content": "def answer():\n    return 42\n"}
+    reply = httpx.post(f"{server.url}/notify", json={"cwd": str(repo), "events": [event]})
+    reply.raise_for_status()
+
+
+def _ask_all(server: ServerProcess, repo: Path, questions: list[str]) -> list[httpx.Response]:
+    replies: list[httpx.Response] = [None] * len(questions)  # type: ignore[list-item]
+
+    def ask(i: int) -> None:
+        replies[i] = httpx.post(
+            f"{server.url}/api/ask",
+            json={"question": questions[i], "cwd": str(repo)},
+            timeout=60,
+        )
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(len(questions))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return replies
+
+
+@pytest.mark.parametrize("mode", ["parallel", "serial"])
+def test_four_concurrent_questions_parallel_overlap_serial_queue(
+    mode: str, fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    fake.responder = lambda recorded: Text("slow answer", delay_s=REPLY_S)
+    env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_CONCURRENCY": mode}
+    questions = [f"question {i}?" for i in range(4)]
+    with ServerProcess(tmp_path / "data", env) as server:
+        _warm(server, repo)
+        started = time.monotonic()
+        replies = _ask_all(server, repo, questions)
+        elapsed = time.monotonic() - started
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+    assert all(r.status_code == 200 for r in replies), [r.text for r in replies]
+    if mode == "parallel":
+        assert elapsed <= 1.5 * REPLY_S + 0.75, elapsed
+    else:
+        assert elapsed >= 4 * REPLY_S, elapsed
+        assert stats["messages_retained"] == 8
+        assert stats["commits"]["linear"] == 4
+    assert stats["questions_answered"] == 4
+
+
+def test_race_the_fork_that_explored_more_wins_and_every_caller_gets_an_answer(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    def responder(recorded: Recorded) -> Reply:
+        text = str(recorded.body["messages"])
+        if "quick question" in text:
+            return Text("quick answer", delay_s=0.3)
+        if "tool_result" in text:
+            return Text("explored answer", delay_s=0.3)
+        return ToolUse("Read", {"file_path": "src/app.py"}, delay_s=0.3)
+
+    fake.responder = responder
+    with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+        _warm(server, repo)
+        replies = _ask_all(server, repo, ["quick question?", "deep question?"])
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+    answers = sorted(r.json()["answer"] for r in replies)
+    assert answers == ["explored answer", "quick answer"]
+    assert stats["commits"] == {"linear": 1, "race_adopted": 1, "race_dropped": 0}
+    assert stats["messages_retained"] == 2
+    assert stats["file_contexts"]["loaded"] == 1
+
+
+def test_race_loser_with_less_exploration_is_dropped_but_answered(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    def responder(recorded: Recorded) -> Reply:
+        text = str(recorded.body["messages"])
+        if "slow question" in text:
+            return Text("slow answer", delay_s=1.0)
+        if "tool_result" in text:
+            return Text("explored answer")
+        return ToolUse("Read", {"file_path": "src/app.py"})
+
+    fake.responder = responder
+    with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+        _warm(server, repo)
+        replies = _ask_all(server, repo, ["slow question?", "deep question?"])
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+    assert sorted(r.json()["answer"] for r in replies) == ["explored answer", "slow answer"]
+    assert stats["commits"] == {"linear": 1, "race_adopted": 0, "race_dropped": 1}
+
+
+def test_actors_shows_the_workspace_and_its_fork_while_a_slow_question_runs(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    fake.responder = lambda recorded: Text("slow", delay_s=2.0)
+    with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+        _warm(server, repo)
+        asker = threading.Thread(
+            target=httpx.post,
+            args=(f"{server.url}/api/ask",),
+            kwargs={"json": {"question": "q?", "cwd": str(repo)}, "timeout": 30},
+        )
+        asker.start()
+        fake.wait_for_requests(1, timeout_s=10)
+        actors = server.request("GET", "/actors").json()
+        asker.join(timeout=30)
+    kinds = {a["kind"]: a for a in actors}
+    assert {"gateway", "workspace", "fork", "keep_warm"} <= set(kinds)
+    assert kinds["workspace"]["workspace"] == str(repo)
+    assert kinds["fork"]["name"].startswith(str(repo))
+    for actor in actors:
+        assert {"mailbox_depth", "current_message", "busy_s", "processed", "failures"} <= set(
+            actor
+        )
+        assert isinstance(actor["mailbox_depth"], int)
+
+
+def test_async_tools_submit_then_collect_once(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    from tests.support.mcp_client import call_tool, list_tools
+
+    fake.responder = lambda recorded: Text("background answer", delay_s=0.5)
+    env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_ASYNC_TOOLS": "true"}
+    with ServerProcess(tmp_path / "data", env) as server:
+        _warm(server, repo)
+        names = {t.name for t in list_tools(server.url)}
+        assert {"ask_live_memory_submit", "ask_live_memory_result"} <= names
+        is_error, text = call_tool(
+            server.url, "ask_live_memory_submit", {"question": "q?", "cwd": str(repo)}
+        )
+        assert not is_error
+        job_id = text.split()[0].removeprefix("job_id=")
+        _, first = call_tool(server.url, "ask_live_memory_result", {"job_id": job_id})
+        assert first == "[running]"
+        fake.wait_for_requests(1, timeout_s=10)
+        deadline = time.monotonic() + 20
+        answer = first
+        while answer == "[running]" and time.monotonic() < deadline:
+            _, answer = call_tool(server.url, "ask_live_memory_result", {"job_id": job_id})
+        assert answer.startswith("background answer")
+        is_error, again = call_tool(server.url, "ask_live_memory_result", {"job_id": job_id})
+        assert is_error and "unknown job id" in again
+        is_error, bad = call_tool(
+            server.url, "ask_live_memory_submit", {"question": "q?", "cwd": "relative"}
+        )
+        assert is_error and "absolute" in bad

@@ -1,0 +1,107 @@
+"""Keep-warm pings, idle passivation and graceful shutdown through the real server."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from live_memory.testing import FakeProvider, Text
+from live_memory.testing.server_process import ServerProcess
+from tests.e2e.conftest import provider_env
+from tests.e2e.test_cache_layout import _strip
+from tests.e2e.test_concurrency_end_to_end import _warm
+
+
+def _threads(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    raise AssertionError("no Threads line")
+
+
+def _ask(server: ServerProcess, repo: Path, question: str) -> httpx.Response:
+    return httpx.post(
+        f"{server.url}/api/ask", json={"question": question, "cwd": str(repo)}, timeout=60
+    )
+
+
+def test_keep_warm_pings_the_last_questions_prefix_until_max_idle(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    env = provider_env(fake, "anthropic") | {
+        "LIVE_MEMORY_KEEP_WARM": "true",
+        "LIVE_MEMORY_KEEP_WARM_INTERVAL_S": "1",
+        "LIVE_MEMORY_KEEP_WARM_MAX_IDLE_S": "3.5",
+    }
+    fake.responder = lambda recorded: Text("answer")
+    with ServerProcess(tmp_path / "data", env) as server:
+        _warm(server, repo)
+        assert _ask(server, repo, "what is this?").status_code == 200
+        question = fake.requests[-1].body
+        fake.wait_for_requests(3, timeout_s=10)
+        time.sleep(4.5)  # past max idle: pings must have stopped (a quiet period has no event)
+        settled = len(fake.requests)
+        time.sleep(2.0)
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+        assert len(fake.requests) == settled
+    pings = [r.body for r in fake.requests[1:]]
+    assert 2 <= len(pings) <= 4
+    assert all(p["max_tokens"] == 1 for p in pings)
+    head = _strip(question)
+    for ping in map(_strip, pings):
+        assert ping["system"] == head["system"] and ping["tools"] == head["tools"]
+        assert ping["messages"][: len(head["messages"]) - 1] == head["messages"][:-1]
+    assert stats["keep_warm"]["pings"] == len(pings)
+    assert stats["tokens"]["cache_read"] > 0
+
+
+def test_idle_workspace_is_passivated_and_restored_on_the_next_question(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_PASSIVATE_AFTER_S": "1"}
+    fake.responder = lambda recorded: Text("answer")
+    with ServerProcess(tmp_path / "data", env) as server:
+        assert server.proc is not None
+        _warm(server, repo)
+        assert _ask(server, repo, "first?").status_code == 200
+        busy_threads = _threads(server.proc.pid)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            kinds = [a["kind"] for a in server.request("GET", "/actors").json()]
+            if "workspace" not in kinds:
+                break
+            time.sleep(0.2)
+        assert "workspace" not in kinds
+        assert _threads(server.proc.pid) < busy_threads
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+        assert stats["messages_retained"] == 2
+        assert _ask(server, repo, "second?").status_code == 200
+    assert "first?" in str(fake.requests[-1].body["messages"])
+
+
+def test_sigterm_during_a_question_finishes_it_and_the_snapshot_holds_it(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    env = provider_env(fake, "anthropic")
+    fake.responder = lambda recorded: Text("answer under shutdown", delay_s=2.0)
+    server = ServerProcess(tmp_path / "data", env).start()
+    try:
+        _warm(server, repo)
+        result: list[httpx.Response] = []
+        asker = threading.Thread(target=lambda: result.append(_ask(server, repo, "q?")))
+        asker.start()
+        fake.wait_for_requests(1, timeout_s=10)
+        code = server.stop(signal.SIGTERM)
+        asker.join(timeout=30)
+    finally:
+        server.stop()
+    assert code == 0
+    assert result and result[0].status_code == 200
+    assert result[0].json()["answer"] == "answer under shutdown"
+    with ServerProcess(tmp_path / "data", env) as again:
+        stats = again.request("GET", "/stats", params={"cwd": str(repo)}).json()
+    assert stats["messages_retained"] == 2
