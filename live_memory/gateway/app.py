@@ -20,6 +20,7 @@ from live_memory.agent import build_services
 from live_memory.config import Settings, load_settings
 from live_memory.gateway.guard import Guard, allowed_hostnames
 from live_memory.gateway.mcp_tools import build_mcp_server
+from live_memory.gateway.notify_fast_path import NotifyFastPath
 from live_memory.gateway.routes import build_routes
 from live_memory.gateway.service import LiveMemoryService
 
@@ -78,7 +79,8 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         routes=routes,
         lifespan=lifespan,
         middleware=[
-            Middleware(Guard, hosts=allowed_hostnames(settings.host), token=settings.token)
+            Middleware(Guard, hosts=allowed_hostnames(settings.host), token=settings.token),
+            Middleware(NotifyFastPath),
         ],
     )
 

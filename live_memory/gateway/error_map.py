@@ -19,7 +19,7 @@ from live_memory.errors import (
 )
 from live_memory.gateway.json_response import ORJSONResponse
 
-__all__ = ["error_response", "status_for"]
+__all__ = ["error_payload", "error_response", "status_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +47,12 @@ def status_for(error: BaseException) -> int:
 
 
 def error_response(error: BaseException) -> ORJSONResponse:
+    status, payload = error_payload(error)
+    return ORJSONResponse(payload, status_code=status)
+
+
+def error_payload(error: BaseException) -> tuple[int, dict[str, str]]:
+    """(HTTP status, `{"error": message, "kind": class name}`) for an error."""
     status = status_for(error)
     if status >= 500 and not isinstance(error, LiveMemoryError | TimeoutError):
         logger.error("unexpected error", exc_info=error)
@@ -55,4 +61,4 @@ def error_response(error: BaseException) -> ORJSONResponse:
         message = str(error) or "timed out waiting for the answer"
     else:
         message = str(error)
-    return ORJSONResponse({"error": message, "kind": type(error).__name__}, status_code=status)
+    return status, {"error": message, "kind": type(error).__name__}

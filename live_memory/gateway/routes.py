@@ -1,17 +1,19 @@
-"""REST routes: /health, /stats, /notify, /reset, /clear, /reload, /actors, /api/ask."""
+"""REST routes: /health, /stats, /reset, /clear, /reload, /actors, /api/ask.
+
+`POST /notify` is served by `notify_fast_path`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import orjson
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from live_memory.config import constants as C
-from live_memory.errors import InputError, LiveMemoryError, PayloadTooLarge
+from live_memory.errors import InputError, LiveMemoryError
+from live_memory.gateway.body import decode_json, read_body
 from live_memory.gateway.error_map import error_response
 from live_memory.gateway.json_response import ORJSONResponse
 from live_memory.gateway.service import LiveMemoryService
@@ -23,18 +25,9 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 async def _body(request: Request) -> Any:
-    length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > C.MAX_BODY_BYTES:
-        raise PayloadTooLarge(f"body is {length} bytes; the limit is {C.MAX_BODY_BYTES}")
-    raw = bytearray()
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > C.MAX_BODY_BYTES:
-            raise PayloadTooLarge(f"body exceeds the limit of {C.MAX_BODY_BYTES} bytes")
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"body is not valid JSON: {exc}") from None
+    return decode_json(
+        await read_body(request.receive, request.headers.get("content-length", "").encode() or None)
+    )
 
 
 def _object(body: Any) -> dict[str, Any]:
@@ -72,10 +65,6 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
         if request.query_params.get("format") == "text":
             return PlainTextResponse(render_stats_text(body))
         return ORJSONResponse(body)
-
-    async def notify(request: Request) -> Response:
-        outcome = await _service(request).notify(await _body(request))
-        return ORJSONResponse({"accepted": outcome.accepted, "ignored": outcome.ignored})
 
     async def reset(request: Request) -> Response:
         return ORJSONResponse(
@@ -123,7 +112,6 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
     return [
         Route("/health", _guarded(health), methods=["GET"]),
         Route("/stats", _guarded(stats), methods=["GET"]),
-        Route("/notify", _guarded(notify), methods=["POST"]),
         Route("/reset", _guarded(reset), methods=["POST"]),
         Route("/clear", _guarded(clear), methods=["POST"]),
         Route("/reload", _guarded(reload_config), methods=["POST"]),
