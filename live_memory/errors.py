@@ -1,22 +1,22 @@
 """The one exception tree of Live Memory.
 
-    LiveMemoryError
-    ├── ConfigError                 a setting is invalid (the message names the variable)
-    ├── InputError                  a caller sent something we refuse (mapped to 4xx)
-    │   ├── InvalidCwd              cwd is relative, missing or not a directory
-    │   ├── UnknownWorkspace        no live state and no snapshot for that workspace (404)
-    │   ├── PayloadTooLarge         a body or field is over its limit (413)
-    │   ├── Busy                    the admission queue is full (429)
-    │   └── UnknownJob              an async job id nobody issued (404)
-    ├── NoProviderConfigured        no model provider is configured (the message says what to set)
-    ├── ProviderError               the model provider failed after retries
-    │   ├── PromptTooLong           the prompt exceeded the model's context
-    │   ├── ProviderAuthError       the key or credential was refused
-    │   └── ProviderBadResponse     the provider answered something we cannot read
-    ├── PathOutsideWorkspace        the path jail refused a path
-    ├── SnapshotError               a snapshot could not be read or written
-    ├── ShuttingDown                the server is draining and admits nothing new (503)
-    └── BudgetExhausted             the daily spend cap is reached (429)
+LiveMemoryError
+├── ConfigError                 a setting is invalid (the message names the variable)
+├── InputError                  a caller sent something we refuse (mapped to 4xx)
+│   ├── InvalidCwd              cwd is relative, missing or not a directory
+│   ├── UnknownWorkspace        no live state and no snapshot for that workspace (404)
+│   ├── PayloadTooLarge         a body or field is over its limit (413)
+│   ├── Busy                    the admission queue is full (429)
+│   └── UnknownJob              an async job id nobody issued (404)
+├── NoProviderConfigured        no model provider is configured (the message says what to set)
+├── ProviderError               the model provider failed after retries
+│   ├── PromptTooLong           the prompt exceeded the model's context
+│   ├── ProviderAuthError       the key or credential was refused
+│   └── ProviderBadResponse     the provider answered something we cannot read
+├── PathOutsideWorkspace        the path jail refused a path
+├── SnapshotError               a snapshot could not be read or written
+├── ShuttingDown                the server is draining and admits nothing new (503)
+└── BudgetExhausted             the daily spend cap is reached (429)
 """
 
 from __future__ import annotations

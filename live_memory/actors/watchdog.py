@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 
 from watchdog.events import (
     DirDeletedEvent,
@@ -56,12 +56,7 @@ _EVENT_TYPES: list[type[FileSystemEvent]] = [
     DirDeletedEvent,
     DirMovedEvent,
 ]
-_RAW_KINDS: dict[str, RawKind] = {
-    "created": "created",
-    "modified": "modified",
-    "deleted": "deleted",
-    "moved": "moved",
-}
+_RAW_KINDS = frozenset(get_args(RawKind))
 _LIMIT_ERRNOS = frozenset({errno.ENOSPC, errno.EMFILE, errno.ENFILE})
 
 
@@ -97,9 +92,9 @@ class _Forwarder(FileSystemEventHandler):
         self._tell = tell
 
     def dispatch(self, event: FileSystemEvent) -> None:
-        kind = _RAW_KINDS.get(event.event_type)
-        if kind is None:
-            return
+        if event.event_type not in _RAW_KINDS:
+            return  # opened / closed: no change of content or existence
+        kind = cast("RawKind", event.event_type)
         dest = os.fsdecode(event.dest_path) if kind == "moved" else None
         message = _FsEvent(self._root, kind, os.fsdecode(event.src_path), dest, event.is_directory)
         try:
@@ -109,7 +104,14 @@ class _Forwarder(FileSystemEventHandler):
 
 
 class WatchdogActor(Actor):
-    """Watches the roots of active workspaces (`WatchRoot` / `UnwatchRoot`)."""
+    """Watches the roots of active workspaces and routes their debounced changes.
+
+    Started as `system.start(WatchdogActor, gateway=ref, settings=settings)`. Handles
+    `WatchRoot` (idempotent), `UnwatchRoot` and `GetWatcherStatus`; sends the gateway
+    `Route(root, Notify(events), activate_unknown=False)` with `FileEvent(abs_path,
+    "add"|"change"|"unlink", origin="watcher")`. `force_polling` skips inotify;
+    `observer_factory` supplies the native observer (tests use it to exhaust inotify).
+    """
 
     kind = "watchdog"
 
@@ -253,19 +255,28 @@ class WatchdogActor(Actor):
 
     def _flush(self) -> None:
         now = time.monotonic()
-        for root, entry in self._roots.items():
-            changes = entry.state.flush(now)
-            if not changes:
-                continue
-            prefix = entry.state.root.rstrip("/") + "/"
-            events = tuple(
-                FileEvent(prefix + change.path, change.kind, origin="watcher") for change in changes
-            )
-            logger.debug("%s: routing %d watcher events", root, len(events))
+        try:
+            for root, entry in self._roots.items():
+                self._route(root, entry.state, now)
+        finally:
+            # Re-arm even after a failure, or the remaining bursts would wait for a new event.
+            due = [d for d in (e.state.next_due() for e in self._roots.values()) if d is not None]
+            if due:
+                self._arm(max(min(due) - now, 0.0))
+
+    def _route(self, root: str, state: WatchedRoot, now: float) -> None:
+        changes = state.flush(now)
+        if not changes:
+            return
+        prefix = state.root.rstrip("/") + "/"
+        events = tuple(
+            FileEvent(prefix + change.path, change.kind, origin="watcher") for change in changes
+        )
+        logger.debug("%s: routing %d watcher events", root, len(events))
+        try:
             self.gateway.tell(Route(root, Notify(events), activate_unknown=False))
-        due = [d for d in (e.state.next_due() for e in self._roots.values()) if d is not None]
-        if due:
-            self._arm(max(min(due) - now, 0.0))
+        except ActorDeadError:
+            logger.warning("gateway gone; %d watcher events for %s dropped", len(events), root)
 
     def _arm(self, delay_s: float) -> None:
         ref = self.actor_ref

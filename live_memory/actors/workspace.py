@@ -47,7 +47,13 @@ from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.question import QuestionJob, QuestionOutcome
 from live_memory.agent.services import Services
 from live_memory.config import constants as C
-from live_memory.errors import Busy, LiveMemoryError, ShuttingDown, SnapshotError
+from live_memory.errors import (
+    BudgetExhausted,
+    Busy,
+    LiveMemoryError,
+    ShuttingDown,
+    SnapshotError,
+)
 from live_memory.memory.commit import decide_commit
 from live_memory.memory.compaction import DistillGate
 from live_memory.memory.ingest import Ingestor
@@ -254,6 +260,11 @@ class WorkspaceActor(Actor):
         if self.closing or self.passivating:
             ask.reply.set_exception(ShuttingDown("the server is shutting down"))
             return
+        try:
+            self.services.spend.check(self.root)
+        except BudgetExhausted as exc:
+            ask.reply.set_exception(exc)
+            return
         if len(self.pending) >= C.MAX_PENDING_QUESTIONS:
             ask.reply.set_exception(
                 Busy(
@@ -326,6 +337,12 @@ class WorkspaceActor(Actor):
             self.version += 1
             self.current_score = outcome.exploration
         self.counters.record(outcome, decision, self.services)
+        self.services.spend.record(
+            self.root,
+            outcome.loop.usage + outcome.summary_usage,
+            outcome.cost_usd,
+            question=True,
+        )
         self.last_question_at = self.last_touch = time.monotonic()
         self.dirty = True
         self._flush()
@@ -391,6 +408,7 @@ class WorkspaceActor(Actor):
             or self.last_question_at is None
             or now - self.last_question_at > tick.max_idle_s
             or now - self.last_touch < tick.interval_s
+            or self.services.spend.background_paused(self.root)
         ):
             return
         request = build_request(
@@ -412,7 +430,9 @@ class WorkspaceActor(Actor):
         if done.usage is None:
             logger.info("keep-warm ping for %s failed: %s", self.root, done.error)
             return
-        self.counters.record_ping(done.usage, self.services.cost(done.usage))
+        cost = self.services.cost(done.usage)
+        self.counters.record_ping(done.usage, cost)
+        self.services.spend.record(self.root, done.usage, cost, question=False)
         self.dirty = True
 
     # --- wipes, idleness, shutdown -------------------------------------------------------

@@ -115,6 +115,7 @@ def workspace_stats(actor: WorkspaceActor) -> dict[str, object]:
         "commits": dict(counters.commits),
         "uptime_s": round(time.time() - actor.info.started_at, 1),
         "prefix": _prefix_cacheability(actor),
+        "budget": services.spend.report(actor.root),
         "keep_warm": {
             "pings": counters.keep_warm_pings,
             "cost_usd": round(counters.keep_warm_cost_usd, 6),

@@ -97,7 +97,9 @@ async def compact_window(
     report = report or CompactionReport()
     chosen = select_lru_content(window, marks)
     if chosen:
-        if gate is not None and gate.try_reserve():
+        # Distil only while the budget allows background spend; otherwise shed raw bytes.
+        paused = services.spend.background_paused(window.root)
+        if gate is not None and not paused and gate.try_reserve():
             try:
                 await _fold(window, services, report, chosen, [])
             finally:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from live_memory.agent.spend import SpendGuard
 from live_memory.config import Settings
 from live_memory.config import constants as C
 from live_memory.errors import NoProviderConfigured
+from live_memory.knowledge import UsageLedger
 from live_memory.providers import (
     Pricing,
     Provider,
@@ -29,6 +31,7 @@ class Services:
     provider: Provider | None
     pricing: Pricing
     max_context_tokens: int
+    spend: SpendGuard
 
     def require_provider(self) -> Provider:
         """The configured provider. Raises NoProviderConfigured naming what to set."""
@@ -58,7 +61,8 @@ class Services:
         )
 
 
-def build_services(settings: Settings) -> Services:
+def build_services(settings: Settings, usage: UsageLedger) -> Services:
+    """Everything a question needs under `settings`; `usage` is the process's spend ledger."""
     provider = make_provider(settings) if settings.provider is not None else None
     pricing = price_for(
         settings.model,
@@ -72,4 +76,4 @@ def build_services(settings: Settings) -> Services:
         or context_tokens_for(settings.model)
         or C.FALLBACK_CONTEXT_TOKENS
     )
-    return Services(settings, provider, pricing, window)
+    return Services(settings, provider, pricing, window, SpendGuard(usage, settings))

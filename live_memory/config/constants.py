@@ -170,6 +170,9 @@ OAUTH_REFRESH_RETRY_S: Final = 30.0  # after a failed refresh, wait this long be
 OAUTH_DEFAULT_EXPIRES_S: Final = 3600.0  # when the token endpoint omits expires_in
 OPENAI_PROMPT_CACHE_RETENTION: Final = "24h"  # sent only to models known to accept it
 
+# --- spend guardrails ---------------------------------------------------------------------
+BUDGET_BACKGROUND_STOP_FRACTION: Final = 0.9  # keep-warm and distillation stop at 90% spent
+
 # --- keep-warm ----------------------------------------------------------------------------
 KEEP_WARM_INTERVAL_ANTHROPIC_S: Final = 240.0
 KEEP_WARM_INTERVAL_OPENAI_S: Final = 240.0
@@ -187,7 +190,7 @@ OPENAI_EXTENDED_CACHE_LIFETIME_S: Final = 24 * 3600.0
 DEEPSEEK_CACHE_LIFETIME_S: Final = 6 * 3600.0  # "a few hours to a few days"; the low end
 CACHE_GAP_HISTORY: Final = 20  # question gaps the cache controller remembers per workspace
 CACHE_1H_MIN_MID_GAPS: Final = 2  # 5-60 min gaps among them before the 1 h TTL is considered
-CACHE_MIN_GAPS_FOR_FORECAST: Final = 3  # fewer gaps: assume the next question within max idle
+CACHE_MIN_GAPS_FOR_FORECAST: Final = 1  # fewer gaps known: no keep-warm ping yet
 DEFAULT_CACHE_TAIL_TOKENS: Final = 1500  # tokens a question appends to the cached prefix
 CACHE_TAIL_EMA_ALPHA: Final = 0.3
 

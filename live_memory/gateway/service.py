@@ -34,12 +34,14 @@ from live_memory.actors.message import GetWatcherStatus, UpdateServices
 from live_memory.actors.runtime import ActorRef
 from live_memory.actors.watchdog import WatchdogActor
 from live_memory.agent import Services, build_services, clamp_answer_tokens
+from live_memory.agent.spend import utc_today
 from live_memory.config import Settings, canonical_workspace
 from live_memory.config import constants as C
 from live_memory.errors import InputError, PayloadTooLarge, ShuttingDown
 from live_memory.gateway.bridge import wait_reply
 from live_memory.gateway.jobs import JobRunner
 from live_memory.gateway.notify_parse import parse_notify
+from live_memory.knowledge import UsageLedger
 from live_memory.memory.snapshot_store import SnapshotStore
 
 __all__ = ["LiveMemoryService"]
@@ -87,7 +89,10 @@ class LiveMemoryService:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.started_at = time.time()
-        self.services: Services = build_services(settings)
+        self.usage = UsageLedger(
+            settings.data_dir / C.USAGE_FILE_NAME, today=lambda: utc_today().date()
+        )
+        self.services: Services = build_services(settings, self.usage)
         self.store = SnapshotStore(settings.snapshot_dir)
         self.system = ActorSystem()
         self.gateway = self.system.start(GatewayActor, services=self.services, store=self.store)
@@ -171,6 +176,7 @@ class LiveMemoryService:
             "workspaces_active": len(active),
             "provider": self.settings.provider,
             "model": self.settings.model if self.settings.provider else None,
+            "budget": self.services.spend.report(),
         }
         if self.settings.provider is None:
             body["problem"] = self.settings.provider_problem
@@ -213,3 +219,4 @@ class LiveMemoryService:
             except Exception:  # closing a client must never block the shutdown
                 logger.exception("closing the provider client failed")
         await asyncio.to_thread(self.system.shutdown)
+        self.usage.close()

@@ -7,7 +7,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from live_memory.providers.cache_economics import (
+    CacheDecision,
+    CacheEconomics,
+    cache_economics_for,
+)
+from live_memory.providers.endpoint import (
+    EndpointKind,
+    endpoint_kind,
+    prompt_cache_retention_for,
+    supports_1h_cache_ttl,
+)
 from live_memory.providers.factory import make_provider
+from live_memory.providers.keep_warm_policy import (
+    CachePolicy,
+    cache_policy_for,
+    cache_policy_for_settings,
+    keep_warm_interval_for,
+)
+from live_memory.providers.oauth import OAuthTokenSource
 from live_memory.providers.pricing import (
     Pricing,
     context_tokens_for,
@@ -20,7 +38,9 @@ from live_memory.providers.pricing import (
 from live_memory.providers.retry import RetryPolicy
 from live_memory.providers.text_tool_call import UNPARSED_ARGUMENTS_KEY
 from live_memory.providers.types import (
+    BearerTokenSource,
     Block,
+    CacheTtl,
     ChatRequest,
     ChatResponse,
     Message,
@@ -56,10 +76,17 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "UNPARSED_ARGUMENTS_KEY",
     "AnthropicProvider",
+    "BearerTokenSource",
     "Block",
+    "CacheDecision",
+    "CacheEconomics",
+    "CachePolicy",
+    "CacheTtl",
     "ChatRequest",
     "ChatResponse",
+    "EndpointKind",
     "Message",
+    "OAuthTokenSource",
     "OpenAIProvider",
     "Pricing",
     "Provider",
@@ -72,11 +99,18 @@ __all__ = [
     "ToolResultBlock",
     "ToolSpec",
     "Usage",
+    "cache_economics_for",
+    "cache_policy_for",
+    "cache_policy_for_settings",
     "context_tokens_for",
     "cost_usd",
+    "endpoint_kind",
+    "keep_warm_interval_for",
     "make_provider",
     "min_cacheable_tokens",
     "price_for",
     "price_for_settings",
     "pricing_checked",
+    "prompt_cache_retention_for",
+    "supports_1h_cache_ttl",
 ]

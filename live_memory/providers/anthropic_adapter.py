@@ -28,10 +28,11 @@ from anthropic.types import (
 )
 
 from live_memory.config import constants
-from live_memory.errors import ProviderBadResponse
+from live_memory.errors import ProviderAuthError, ProviderBadResponse
 from live_memory.providers.loop_local import LoopLocal
 from live_memory.providers.retry import DEFAULT_RETRY_POLICY, RetryPolicy, with_retries
 from live_memory.providers.types import (
+    BearerTokenSource,
     ChatRequest,
     ChatResponse,
     StopReason,
@@ -60,10 +61,11 @@ ContentParam = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam
 class AnthropicProvider:
     """A Provider speaking the Anthropic Messages API through `anthropic.AsyncAnthropic`.
 
-    Pass `api_key` for a console key, or `auth_token` for an OAuth bearer token — a string,
-    or a callable asked before every call so a refreshed token is picked up (both kinds are
-    sent as `Authorization: Bearer`). One SDK client is made per event loop; call `aclose()`
-    on each loop that used this provider before the loop ends.
+    Pass `api_key` for a console key, or `auth_token` for an OAuth bearer token — a string, a
+    callable, or a `BearerTokenSource`, asked before every call so a refreshed token is picked
+    up (all are sent as `Authorization: Bearer`). A source's token refused with 401 is
+    invalidated and the call tried once more with the next one. One SDK client is made per
+    event loop; call `aclose()` on each loop that used this provider before the loop ends.
     """
 
     def __init__(
@@ -71,7 +73,7 @@ class AnthropicProvider:
         base_url: str,
         api_key: str | None,
         *,
-        auth_token: str | Callable[[], str] | None = None,
+        auth_token: str | Callable[[], str] | BearerTokenSource | None = None,
         default_headers: Mapping[str, str] | None = None,
         retry: RetryPolicy = DEFAULT_RETRY_POLICY,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -79,7 +81,7 @@ class AnthropicProvider:
         self._base_url = _normalise_base_url(base_url)
         self._retry = retry
         self._sleep = sleep
-        self._token_source = auth_token if callable(auth_token) else None
+        self._token_source = None if isinstance(auth_token, str) else auth_token
         token = auth_token if isinstance(auth_token, str) and auth_token else None
         # The SDK falls back to environment credentials when given none; never let it.
         key = None if token or self._token_source else (api_key or "")
@@ -114,23 +116,42 @@ class AnthropicProvider:
         client = self._clients.get()
         params = build_messages_params(request)
         deadline = None if request.timeout_s is None else time.monotonic() + request.timeout_s
-        token = self._token_source() if self._token_source else None
-        headers = {"Authorization": f"Bearer {token}"} if token else None
+        source = self._token_source
 
-        async def call() -> anthropic.types.Message:
-            return await client.messages.create(
-                **params, extra_headers=headers, timeout=_attempt_timeout(deadline)
+        async def send(token: str | None) -> anthropic.types.Message:
+            headers = {"Authorization": f"Bearer {token}"} if token else None
+
+            async def call() -> anthropic.types.Message:
+                return await client.messages.create(
+                    **params, extra_headers=headers, timeout=_attempt_timeout(deadline)
+                )
+
+            return await with_retries(
+                call,
+                provider=self.name,
+                endpoint=f"{self._base_url}/v1/messages",
+                policy=self._retry,
+                deadline=deadline,
+                secrets=(*self._secrets, token) if token else self._secrets,
+                sleep=self._sleep,
             )
 
-        message = await with_retries(
-            call,
-            provider=self.name,
-            endpoint=f"{self._base_url}/v1/messages",
-            policy=self._retry,
-            deadline=deadline,
-            secrets=(*self._secrets, token) if token else self._secrets,
-            sleep=self._sleep,
-        )
+        if isinstance(source, BearerTokenSource):
+            token = await source.token()
+            try:
+                message = await send(token)
+            except ProviderAuthError as exc:
+                # 401: revoked by a refresh elsewhere, or expired early; one more try. A 403
+                # (no access to this model) would fail with any token: no refresh for it.
+                if getattr(exc.__cause__, "status_code", None) != 401:
+                    raise
+                source.invalidate(token)
+                retry_token = await source.token()
+                if retry_token == token:
+                    raise
+                message = await send(retry_token)
+        else:
+            message = await send(source() if source is not None else None)
         return _parse_message(message, request.model, self._base_url)
 
     async def aclose(self) -> None:

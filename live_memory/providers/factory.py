@@ -7,7 +7,12 @@ import logging
 from live_memory.config import constants
 from live_memory.config.settings import Settings
 from live_memory.errors import ConfigError, NoProviderConfigured
-from live_memory.providers.subscription import CredentialFileToken
+from live_memory.providers.endpoint import (
+    endpoint_kind,
+    sends_key_as_bearer,
+    unsupported_endpoint_problem,
+)
+from live_memory.providers.oauth import OAuthTokenSource
 from live_memory.providers.types import Provider
 
 __all__ = ["make_provider"]
@@ -24,8 +29,10 @@ _NO_PROVIDER = (
 def make_provider(settings: Settings) -> Provider:
     """The Provider for `settings.provider`, pointed at its base URL (or the default).
 
-    Raises NoProviderConfigured when no provider is set (the message says what to set), and
-    ConfigError for a provider name we do not know.
+    With a Claude subscription credential, the token is refreshed before it expires and kept in
+    `<data_dir>/oauth.json` (see `oauth`). Raises NoProviderConfigured when no provider is set
+    (the message says what to set), and ConfigError for a provider name we do not know or a
+    base URL we cannot talk to (Bedrock's runtime API, Vertex AI: the message says what to use).
     """
     if settings.provider is None:
         raise NoProviderConfigured(settings.provider_problem or _NO_PROVIDER)
@@ -47,17 +54,25 @@ def _anthropic(settings: Settings, base_url: str) -> Provider:
     # The SDK is slow to import: load the adapter only for the configured provider.
     from live_memory.providers.anthropic_adapter import AnthropicProvider  # noqa: PLC0415
 
+    kind = endpoint_kind(constants.PROVIDER_ANTHROPIC, settings.base_url, settings.model)
+    problem = unsupported_endpoint_problem(kind, base_url)
+    if problem is not None:
+        raise ConfigError(problem)
     if settings.subscription:
         # A Claude subscription OAuth token: a bearer token plus a beta flag, not a key.
-        token: str | CredentialFileToken | None = settings.api_key
+        token: str | OAuthTokenSource | None = settings.api_key
         if token is None and settings.credentials_file is not None:
-            token = CredentialFileToken(settings.credentials_file)
+            token = OAuthTokenSource(
+                settings.credentials_file,
+                settings.data_dir / constants.OAUTH_STORE_FILE_NAME,
+                token_url=settings.oauth_token_url or constants.CLAUDE_OAUTH_TOKEN_URL,
+            )
         if token is None:
             raise NoProviderConfigured(
                 "the Claude subscription credential was not found; set LIVE_MEMORY_API_KEY"
             )
         beta = {"anthropic-beta": constants.ANTHROPIC_OAUTH_BETA}
         return AnthropicProvider(base_url, None, auth_token=token, default_headers=beta)
-    if settings.api_key_source == _AUTH_TOKEN_SOURCE:
+    if settings.api_key_source == _AUTH_TOKEN_SOURCE or sends_key_as_bearer(kind):
         return AnthropicProvider(base_url, None, auth_token=settings.api_key)
     return AnthropicProvider(base_url, settings.api_key)

@@ -2,7 +2,8 @@
 
 Works with OpenAI, DeepSeek, gateways and local servers (llama.cpp, vLLM, Ollama). Caching is
 implicit there: the system blocks become one system message with the same bytes every time, and
-the per-workspace `prompt_cache_key` routes requests to the same cache.
+the per-workspace `prompt_cache_key` routes requests to the same cache; api.openai.com models
+known to accept it also get `prompt_cache_retention: "24h"` (see `endpoint`).
 
 The output cap goes out as `max_completion_tokens` to OpenAI's own hosts (their reasoning
 models refuse `max_tokens`) and as `max_tokens` everywhere else, the field every compatible
@@ -25,6 +26,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam, ChatCo
 
 from live_memory.config import constants
 from live_memory.errors import ProviderBadResponse
+from live_memory.providers.endpoint import prompt_cache_retention_for
 from live_memory.providers.loop_local import LoopLocal
 from live_memory.providers.retry import DEFAULT_RETRY_POLICY, RetryPolicy, with_retries
 from live_memory.providers.text_tool_call import parse_arguments, tool_calls_from_text
@@ -102,7 +104,8 @@ class OpenAIProvider:
         Raises PromptTooLong, ProviderAuthError, ProviderBadResponse or ProviderError.
         """
         client = self._clients.get()
-        params = build_chat_params(request, self._token_field)
+        retention = prompt_cache_retention_for(self._base_url, request.model)
+        params = build_chat_params(request, self._token_field, cache_retention=retention)
         deadline = None if request.timeout_s is None else time.monotonic() + request.timeout_s
 
         async def call() -> ChatCompletion:
@@ -128,7 +131,10 @@ class OpenAIProvider:
 
 
 def build_chat_params(
-    request: ChatRequest, token_field: TokenLimitField = "max_tokens"
+    request: ChatRequest,
+    token_field: TokenLimitField = "max_tokens",
+    *,
+    cache_retention: str | None = None,
 ) -> dict[str, Any]:
     """The `chat.completions.create` keyword arguments for a request (without `timeout`)."""
     messages: list[ChatCompletionMessageParam] = []
@@ -148,6 +154,8 @@ def build_chat_params(
             params["tool_choice"] = "required"
     if request.cache_key:
         params["prompt_cache_key"] = request.cache_key
+    if cache_retention:
+        params["prompt_cache_retention"] = cache_retention
     return params
 
 

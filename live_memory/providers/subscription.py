@@ -1,55 +1,103 @@
-"""The bearer token of a Claude subscription, read from Claude Code's credential file.
+"""The Claude subscription OAuth credential, as Claude Code stores it.
 
-Claude Code refreshes `claudeAiOauth.accessToken` in that file; reading it again whenever the
-file changes picks the refreshed token up. Refreshing a token ourselves is not done here.
+    {"claudeAiOauth": {"accessToken": "...", "refreshToken": "...", "expiresAt": <ms>, ...}}
+
+Claude Code keeps it in `~/.claude/.credentials.json` (or `$CLAUDE_CONFIG_DIR`); the server keeps
+the tokens it refreshed itself in `<data_dir>/oauth.json`, in the same shape so one reader serves
+both. This module only reads and writes such files; refreshing lives in `oauth`.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
+import os
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
 from live_memory.config import constants
-from live_memory.errors import ProviderAuthError
 
-__all__ = ["CredentialFileToken"]
+__all__ = ["OAuthCredential", "read_credential", "write_credential"]
 
 logger = logging.getLogger(__name__)
 
+_SECTION = "claudeAiOauth"
+_FILE_MODE = 0o600
 
-class CredentialFileToken:
-    """A callable returning the current access token; re-reads the file when it changes."""
 
-    def __init__(self, path: Path) -> None:
-        self._path = path
-        self._lock = threading.Lock()
-        self._stamp: tuple[int, int] | None = None
-        self._token = ""
+@dataclass(frozen=True, slots=True)
+class OAuthCredential:
+    """One access token with what is needed to renew it."""
 
-    def __call__(self) -> str:
-        """The token. Raises ProviderAuthError when the file is gone or holds none."""
-        with self._lock:
-            try:
-                stat = self._path.stat()
-                stamp = (stat.st_mtime_ns, stat.st_size)
-                if stamp != self._stamp:
-                    self._token = self._read()
-                    self._stamp = stamp
-            except (OSError, ValueError) as exc:
-                raise ProviderAuthError(
-                    f"cannot read the Claude subscription credential {self._path}: {exc}"
-                ) from exc
-            return self._token
+    access_token: str
+    refresh_token: str | None = None
+    expires_at_ms: int | None = None
+    """Epoch milliseconds; None when the file does not say (then it is never refreshed early)."""
+    scopes: tuple[str, ...] = ()
 
-    def _read(self) -> str:
-        with self._path.open("rb") as handle:
-            document = orjson.loads(handle.read(constants.CREDENTIALS_MAX_BYTES))
-        oauth = document.get("claudeAiOauth") if isinstance(document, dict) else None
-        token = oauth.get("accessToken") if isinstance(oauth, dict) else None
-        if not isinstance(token, str) or not token.strip():
-            raise ValueError("it holds no claudeAiOauth.accessToken")
-        logger.info("loaded the Claude subscription token from %s", self._path)
-        return token.strip()
+    def seconds_left(self, now: float) -> float | None:
+        """Seconds until expiry at epoch time `now`, or None when the expiry is unknown."""
+        if self.expires_at_ms is None:
+            return None
+        return self.expires_at_ms / 1000.0 - now
+
+    def expires_later_than(self, other: OAuthCredential) -> bool:
+        """Whether this credential outlives `other` (an unknown expiry counts as the oldest)."""
+        mine = -1 if self.expires_at_ms is None else self.expires_at_ms
+        theirs = -1 if other.expires_at_ms is None else other.expires_at_ms
+        return mine > theirs
+
+
+def read_credential(path: Path) -> OAuthCredential:
+    """The credential in `path`.
+
+    Raises OSError when the file cannot be read, ValueError when it holds no access token.
+    """
+    with path.open("rb") as handle:
+        document = orjson.loads(handle.read(constants.CREDENTIALS_MAX_BYTES))
+    section = document.get(_SECTION) if isinstance(document, dict) else None
+    if not isinstance(section, dict):
+        raise ValueError(f"it holds no {_SECTION} section")
+    token = section.get("accessToken")
+    if not isinstance(token, str) or not token.strip():
+        raise ValueError(f"it holds no {_SECTION}.accessToken")
+    refresh = section.get("refreshToken")
+    expires = section.get("expiresAt")
+    scopes = section.get("scopes")
+    return OAuthCredential(
+        access_token=token.strip(),
+        refresh_token=refresh.strip() if isinstance(refresh, str) and refresh.strip() else None,
+        expires_at_ms=int(expires) if isinstance(expires, int | float) and expires > 0 else None,
+        scopes=tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else (),
+    )
+
+
+def write_credential(path: Path, credential: OAuthCredential) -> None:
+    """Write `credential` to `path` atomically, readable by the owner only (mode 0600).
+
+    Raises OSError when the directory or file cannot be written.
+    """
+    section: dict[str, object] = {"accessToken": credential.access_token}
+    if credential.refresh_token is not None:
+        section["refreshToken"] = credential.refresh_token
+    if credential.expires_at_ms is not None:
+        section["expiresAt"] = credential.expires_at_ms
+    if credential.scopes:
+        section["scopes"] = list(credential.scopes)
+    data = orjson.dumps({_SECTION: section}, option=orjson.OPT_INDENT_2)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # mkstemp creates the file 0600, so the token is never readable by others, not even briefly.
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp_name, _FILE_MODE)
+        os.replace(temp_name, path)
+    except OSError:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+    logger.debug("wrote the refreshed subscription credential to %s", path)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 __all__ = [
+    "BearerTokenSource",
     "Block",
+    "CacheTtl",
     "ChatRequest",
     "ChatResponse",
     "Message",
@@ -28,6 +30,8 @@ __all__ = [
 
 Role = Literal["user", "assistant"]
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "other"]
+CacheTtl = Literal["5m", "1h"]
+"""Anthropic's two prompt-cache lifetimes (`cache_control.ttl`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +93,7 @@ class ChatRequest:
     cache_key: str | None = None
     """Per-workspace prompt cache key (OpenAI `prompt_cache_key`)."""
     timeout_s: float | None = None
-    cache_ttl: Literal["5m", "1h"] | None = None
+    cache_ttl: CacheTtl | None = None
     tool_choice: Literal["auto", "any"] = "auto"
     """`any` forces a tool call (the cold-memory guard); tools themselves never change."""
 
@@ -145,3 +149,16 @@ class Provider(Protocol):
     async def chat(self, request: ChatRequest) -> ChatResponse: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class BearerTokenSource(Protocol):
+    """A bearer token that changes over time (a refreshed subscription token)."""
+
+    async def token(self) -> str:
+        """The token to send now. Raises ProviderAuthError when there is none."""
+        ...
+
+    def invalidate(self, token: str) -> None:
+        """The provider refused `token`; the next `token()` must find another."""
+        ...

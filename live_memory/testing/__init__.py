@@ -5,6 +5,7 @@ Other packages' tests import from here (`from live_memory.testing import FakePro
 
 from __future__ import annotations
 
+from live_memory.testing.fake_oauth import FakeTokenEndpoint
 from live_memory.testing.fake_provider import FakeProvider, Responder
 from live_memory.testing.fake_replies import (
     CacheStats,
@@ -23,6 +24,7 @@ __all__ = [
     "Call",
     "Error",
     "FakeProvider",
+    "FakeTokenEndpoint",
     "Malformed",
     "Recorded",
     "Reply",

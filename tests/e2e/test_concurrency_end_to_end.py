@@ -12,6 +12,7 @@ import pytest
 from live_memory.testing import FakeProvider, Recorded, Reply, Text, ToolUse
 from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
+from tests.support.mcp_client import call_tool, list_tools
 
 REPLY_S = 1.5
 
@@ -127,17 +128,13 @@ def test_actors_shows_the_workspace_and_its_fork_while_a_slow_question_runs(
     assert kinds["workspace"]["workspace"] == str(repo)
     assert kinds["fork"]["name"].startswith(str(repo))
     for actor in actors:
-        assert {"mailbox_depth", "current_message", "busy_s", "processed", "failures"} <= set(
-            actor
-        )
+        assert {"mailbox_depth", "current_message", "busy_s", "processed", "failures"} <= set(actor)
         assert isinstance(actor["mailbox_depth"], int)
 
 
 def test_async_tools_submit_then_collect_once(
     fake: FakeProvider, repo: Path, tmp_path: Path
 ) -> None:
-    from tests.support.mcp_client import call_tool, list_tools
-
     fake.responder = lambda recorded: Text("background answer", delay_s=0.5)
     env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_ASYNC_TOOLS": "true"}
     with ServerProcess(tmp_path / "data", env) as server:

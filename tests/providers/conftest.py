@@ -1,4 +1,4 @@
-"""One fake provider for the whole session, reset around every test."""
+"""One fake provider and one fake OAuth token endpoint per session, reset around every test."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from live_memory.providers import RetryPolicy
-from live_memory.testing import FakeProvider
+from live_memory.testing import FakeProvider, FakeTokenEndpoint
 
 
 class SleepRecorder:
@@ -41,3 +41,17 @@ def sleep() -> SleepRecorder:
 @pytest.fixture
 def fast_retry() -> RetryPolicy:
     return RetryPolicy(retries=2, base_delay_s=0.01, max_delay_s=0.04, jitter=0.0)
+
+
+@pytest.fixture(scope="session")
+def endpoint_server() -> Iterator[FakeTokenEndpoint]:
+    with FakeTokenEndpoint(expires_in=3600) as fake:
+        yield fake
+
+
+@pytest.fixture
+def endpoint(endpoint_server: FakeTokenEndpoint) -> Iterator[FakeTokenEndpoint]:
+    """The fake token endpoint, answering `fake-access-N` tokens valid for an hour."""
+    endpoint_server.reset()
+    yield endpoint_server
+    endpoint_server.reset()

@@ -89,7 +89,11 @@ def test_subscription_token_is_read_from_the_credential_file_and_reread_when_it_
     credentials = tmp_path / ".credentials.json"
     credentials.write_text(json.dumps({"claudeAiOauth": {"accessToken": "first-token"}}))
     settings = Settings(
-        provider="anthropic", base_url=fake.url, subscription=True, credentials_file=credentials
+        provider="anthropic",
+        base_url=fake.url,
+        subscription=True,
+        credentials_file=credentials,
+        data_dir=tmp_path / "data",
     )
     provider = make_provider(settings)
 
@@ -119,6 +123,7 @@ def test_missing_credential_file_is_an_auth_error_before_any_request(
         base_url=fake.url,
         subscription=True,
         credentials_file=tmp_path / "gone.json",
+        data_dir=tmp_path / "data",
     )
 
     with pytest.raises(ProviderAuthError, match=r"gone\.json"):
@@ -139,3 +144,27 @@ def test_auth_token_variable_is_sent_as_a_bearer_token(fake: FakeProvider) -> No
 
     assert fake.requests[0].headers["authorization"] == "Bearer token-from-env"
     assert "anthropic-beta" not in fake.requests[0].headers
+
+
+@pytest.mark.parametrize(
+    ("base_url", "advice"),
+    [
+        ("https://bedrock-runtime.us-east-1.amazonaws.com", "bedrock-mantle"),
+        ("https://us-east5-aiplatform.googleapis.com/v1", "gateway"),
+    ],
+    ids=["bedrock-runtime", "vertex"],
+)
+def test_cloud_endpoints_needing_request_signing_are_refused_with_what_to_use(
+    base_url: str, advice: str
+) -> None:
+    with pytest.raises(ConfigError, match=f"LIVE_MEMORY_BASE_URL.*{advice}"):
+        make_provider(Settings(provider="anthropic", base_url=base_url, api_key="k"))
+
+
+def test_bedrock_mantle_speaks_anthropic_messages_with_the_key_as_bearer() -> None:
+    url = "https://bedrock-mantle.us-east-1.api.aws/anthropic"
+
+    provider = make_provider(Settings(provider="anthropic", base_url=url, api_key="bedrock-key"))
+
+    assert isinstance(provider, AnthropicProvider)
+    assert provider.endpoint == url

@@ -1,0 +1,95 @@
+"""Which watched paths matter: workspace files in scope, not git-ignored, not `.git` internals.
+
+Inside `.git` only the files whose change can mean "HEAD moved" (HEAD itself, refs, packed
+refs) are kept, and all of them collapse onto one key, `HEAD_MARKER`, so a burst of ref
+updates triggers a single HEAD check.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from live_memory.watchers.git_process import run_git
+
+__all__ = ["HEAD_MARKER", "PathFilter"]
+
+logger = logging.getLogger(__name__)
+
+HEAD_MARKER = ".git/HEAD"
+"""The debounce key for "a ref or HEAD changed"; never emitted as a file event."""
+
+_REF_FILES = frozenset({"HEAD", "HEAD.lock", "packed-refs", "packed-refs.lock"})
+
+
+def _is_ref_movement(inside_git: list[str]) -> bool:
+    return bool(inside_git) and (
+        (len(inside_git) == 1 and inside_git[0] in _REF_FILES) or inside_git[0] == "refs"
+    )
+
+
+class PathFilter:
+    """Maps absolute event paths to workspace-relative ones and drops those that do not matter."""
+
+    def __init__(self, root: str, file_globs: Sequence[str] = ()) -> None:
+        self.root = os.path.normpath(root)
+        self._prefix = self.root.rstrip("/") + "/"
+        self.file_globs = tuple(file_globs)
+        self._git = True
+
+    def relative(self, path: str) -> str | None:
+        """The workspace-relative POSIX path, or None outside the root (or the root itself)."""
+        if not path.startswith(self._prefix) or "\0" in path:
+            return None
+        parts = [p for p in path[len(self._prefix) :].split("/") if p not in ("", ".")]
+        if not parts or ".." in parts:
+            return None
+        return "/".join(parts)
+
+    def in_scope(self, rel: str) -> bool:
+        """fnmatch semantics where `*` also crosses `/`; no globs = everything."""
+        return not self.file_globs or any(fnmatch.fnmatchcase(rel, g) for g in self.file_globs)
+
+    def classify(self, path: str, *, directory: bool = False) -> str | None:
+        """The relative path to debounce, `HEAD_MARKER` for a ref movement, or None to drop.
+
+        Directories are not scope-checked here: what matters is the files they held.
+        """
+        rel = self.relative(path)
+        if rel is None:
+            return None
+        parts = rel.split("/")
+        if ".git" in parts:
+            top_level_git = parts[0] == ".git" and ".git" not in parts[1:]
+            if top_level_git and not directory and _is_ref_movement(parts[1:]):
+                return HEAD_MARKER
+            return None
+        if not directory and not self.in_scope(rel):
+            return None
+        return rel
+
+    def unignored(self, rels: Sequence[str]) -> list[str]:
+        """`rels` without the git-ignored ones, in order; one `git check-ignore` per call.
+
+        Tracked files are never ignored (git's own rule). Outside a git repository, or when
+        git fails, nothing is ignored.
+        """
+        if not rels or not self._git:
+            return list(rels)
+        out = run_git(
+            Path(self.root),
+            ["check-ignore", "-z", "--stdin"],
+            stdin=b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in rels),
+        )
+        if out is None:
+            return list(rels)
+        if out.returncode not in (0, 1):
+            # 128: not a repository (or a broken one); stop asking for this root.
+            logger.debug("%s: git check-ignore unusable, treating nothing as ignored", self.root)
+            self._git = False
+            return list(rels)
+        ignored = set(out.paths())
+        return [r for r in rels if r not in ignored]
