@@ -92,7 +92,6 @@ FALLBACK_CONTEXT_TOKENS: Final = 128_000
 # --- passive ingestion and watching ------------------------------------------------------
 PASSIVE_MAX_FILE_BYTES: Final = 256 * 1024
 PRELOAD_MAX_TOTAL_BYTES: Final = 2 * 1024 * 1024
-ECHO_GRACE_S: Final = 2.0
 WATCH_DEBOUNCE_S: Final = 0.2
 WATCH_MAX_DELAY_S: Final = 1.0  # a path written non-stop is still flushed this often
 WATCH_POLL_INTERVAL_S: Final = 1.0  # the polling fallback's scan interval

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import time
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError
 from live_memory.hygiene import is_secret_path, looks_binary, redact_secrets
 from live_memory.memory.window import Window
-from live_memory.tools import read_workspace_text
+from live_memory.tools import read_workspace_bytes
 
 __all__ = ["Ingestor", "in_scope"]
 
@@ -40,7 +40,6 @@ class Ingestor:
         passive_ingestion: bool = True,
         secret_patterns: Sequence[str] = C.DEFAULT_SECRET_PATH_PATTERNS,
         max_file_bytes: int = C.PASSIVE_MAX_FILE_BYTES,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.root = root
         self._root_str = str(root)
@@ -48,21 +47,25 @@ class Ingestor:
         self.passive = passive_ingestion
         self.secret_patterns = tuple(secret_patterns)
         self.max_file_bytes = max_file_bytes
-        self._clock = clock
-        self._echo: dict[str, tuple[str, float]] = {}
 
     def relative(self, path: str) -> str | None:
         """Workspace-relative POSIX path, or None when it lies outside (or is unusable)."""
         if not path or "\0" in path:
             return None
         if path.startswith("/"):
-            if path != self._root_str and not path.startswith(self._root_str + "/"):
-                return None
+            if not self._inside(path):
+                # The hook may name the root through a symlink (macOS /tmp -> /private/tmp).
+                path = os.path.realpath(path)
+                if not self._inside(path):
+                    return None
             path = path[len(self._root_str) + 1 :]
         parts = [p for p in path.split("/") if p not in ("", ".")]
         if not parts or ".." in parts or parts[0] == ".git":
             return None
         return "/".join(parts)
+
+    def _inside(self, path: str) -> bool:
+        return path == self._root_str or path.startswith(self._root_str + "/")
 
     def apply(self, window: Window, path: str, kind: str, content: str | None) -> bool:
         """Apply one event; True when it was accepted (changed or confirmed knowledge)."""
@@ -72,11 +75,16 @@ class Ingestor:
         if kind in _CONTENT_KINDS:
             return self._content_event(window, rel, kind, content)
         if kind in ("change", "add"):
-            if self._is_echo(rel):
+            known = window.files.get(rel)
+            # Files the window never read carry no stale knowledge; and a "change" whose bytes
+            # equal what the window holds (the echo of a teed write, a commit, a touch) is
+            # no change at all.
+            if known is None or (
+                known.state != "deleted" and self._unchanged_on_disk(rel, known.sha256)
+            ):
                 return False
             return window.mark_stale(rel)
         if kind == "unlink":
-            self._echo.pop(rel, None)
             return window.mark_deleted(rel)
         if kind == "modified":
             return self._changed_without_content(window, rel)
@@ -97,8 +105,6 @@ class Ingestor:
         digest = hashlib.sha256(raw).hexdigest()
         clean, _ = redact_secrets(content)
         window.observe(rel, clean, digest, len(raw))
-        if kind == "write":
-            self._echo[rel] = (digest, self._clock())
         return True
 
     @staticmethod
@@ -108,15 +114,11 @@ class Ingestor:
         window.mark_stale(rel)
         return window.note_modified(rel) or rel in window.files
 
-    def _is_echo(self, rel: str) -> bool:
-        """A change event right after our own teed write of the same bytes is its echo."""
-        seen = self._echo.get(rel)
-        if seen is None or self._clock() - seen[1] > C.ECHO_GRACE_S:
-            return False
+    def _unchanged_on_disk(self, rel: str, sha256: str) -> bool:
         try:
-            _, read = read_workspace_text(
-                self.root, rel, max_bytes=self.max_file_bytes, secret_patterns=self.secret_patterns
+            _, read = read_workspace_bytes(
+                self.root, rel, max_bytes=C.READ_MAX_FILE_BYTES, secret_patterns=()
             )
         except (LiveMemoryError, OSError):
             return False
-        return read.sha256 == seen[0]
+        return read.sha256 == sha256

@@ -34,14 +34,6 @@ def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 500.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_repo(
@@ -193,6 +185,7 @@ def test_binary_content_is_not_held(repo: Path) -> None:
 def test_change_and_add_make_only_known_files_stale(repo: Path) -> None:
     ingestor, window = fresh(repo)
     ingestor.apply(window, "src/app.py", "read", "def main(): ...\n")
+    (repo / "src/app.py").write_text("def main(): return 1\n", encoding="utf-8")
     assert ingestor.apply(window, f"{repo}/src/app.py", "change", None) is True
     assert window.files["src/app.py"].state == "stale"
     assert window.files["src/app.py"].content is None
@@ -200,6 +193,7 @@ def test_change_and_add_make_only_known_files_stale(repo: Path) -> None:
     assert ingestor.apply(window, "brand-new.py", "add", None) is False
     assert set(window.files) == {"src/app.py"}
     window.record_read("README.md", sha("hi\n"), 3)
+    (repo / "README.md").write_text("hello\n", encoding="utf-8")
     assert ingestor.apply(window, "README.md", "add", None) is True
     assert window.files["README.md"].state == "stale"
 
@@ -221,52 +215,36 @@ def test_unknown_kinds_are_ignored(repo: Path) -> None:
     assert window.files["src/app.py"].state == "current"
 
 
-# --- echoes of our own teed writes ---------------------------------------------------------
-def test_echo_of_our_own_teed_write_is_ignored_within_the_grace_window(repo: Path) -> None:
-    clock = FakeClock()
-    ingestor, window = fresh(repo, clock=clock)
+# --- changes whose bytes the window already holds -------------------------------------------
+def test_echo_of_our_own_teed_write_is_no_change(repo: Path) -> None:
+    ingestor, window = fresh(repo)
     text = "def main(): return 2\n"
     (repo / "src/app.py").write_text(text, encoding="utf-8")
     assert ingestor.apply(window, "src/app.py", "write", text) is True
-    clock.now += C.ECHO_GRACE_S / 2
     assert ingestor.apply(window, f"{repo}/src/app.py", "change", None) is False
     ctx = window.files["src/app.py"]
     assert (ctx.state, ctx.content) == ("current", text)
 
 
-def test_a_real_change_inside_the_grace_window_is_not_an_echo(repo: Path) -> None:
-    clock = FakeClock()
-    ingestor, window = fresh(repo, clock=clock)
+def test_a_commit_or_touch_that_leaves_the_bytes_alone_is_no_change(repo: Path) -> None:
+    ingestor, window = fresh(repo)
+    ingestor.apply(window, "src/app.py", "read", "def main(): ...\n")
+    assert ingestor.apply(window, "src/app.py", "change", None) is False
+    assert window.files["src/app.py"].state == "current"
+
+
+def test_a_real_change_after_our_write_is_stale(repo: Path) -> None:
+    ingestor, window = fresh(repo)
     text = "def main(): return 2\n"
     (repo / "src/app.py").write_text(text, encoding="utf-8")
     ingestor.apply(window, "src/app.py", "write", text)
     (repo / "src/app.py").write_text("def main(): return 3\n", encoding="utf-8")
-    clock.now += C.ECHO_GRACE_S / 2
     assert ingestor.apply(window, "src/app.py", "change", None) is True
     assert window.files["src/app.py"].state == "stale"
 
 
-def test_a_change_after_the_grace_window_is_not_an_echo(repo: Path) -> None:
-    clock = FakeClock()
-    ingestor, window = fresh(repo, clock=clock)
-    text = "def main(): return 2\n"
-    (repo / "src/app.py").write_text(text, encoding="utf-8")
-    ingestor.apply(window, "src/app.py", "write", text)
-    clock.now += C.ECHO_GRACE_S + 0.01
-    assert ingestor.apply(window, "src/app.py", "change", None) is True
-    assert window.files["src/app.py"].state == "stale"
-
-
-def test_a_teed_read_leaves_no_echo_to_swallow_a_later_change(repo: Path) -> None:
-    clock = FakeClock()
-    ingestor, window = fresh(repo, clock=clock)
-    ingestor.apply(window, "src/app.py", "read", "def main(): ...\n")
-    assert ingestor.apply(window, "src/app.py", "change", None) is True
-
-
-def test_a_deleted_file_is_no_echo_when_it_comes_back(repo: Path) -> None:
-    clock = FakeClock()
-    ingestor, window = fresh(repo, clock=clock)
+def test_a_deleted_file_that_comes_back_is_stale_not_deleted(repo: Path) -> None:
+    ingestor, window = fresh(repo)
     text = "def main(): return 2\n"
     (repo / "src/app.py").write_text(text, encoding="utf-8")
     ingestor.apply(window, "src/app.py", "write", text)
