@@ -41,7 +41,7 @@ from live_memory.actors.message import (
     UpdateServices,
 )
 from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
-from live_memory.actors.workspace_stats import WorkspaceCounters, workspace_stats
+from live_memory.actors.workspace_stats import WorkspaceCounters, prefix_tokens, workspace_stats
 from live_memory.agent.compactor import tree_chars
 from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.question import QuestionJob, QuestionOutcome
@@ -62,7 +62,8 @@ from live_memory.memory.persist import window_from_state, window_to_state
 from live_memory.memory.preload import preload
 from live_memory.memory.snapshot_store import SnapshotStore
 from live_memory.memory.window import Window
-from live_memory.providers.types import ChatResponse
+from live_memory.providers import cache_economics_for
+from live_memory.providers.types import CacheTtl, ChatResponse
 from live_memory.tools import Toolbox, build_directory_tree, read_workspace_bytes
 
 __all__ = ["WorkspaceActor"]
@@ -75,6 +76,7 @@ class _Slot:
     ask: Ask
     ref: ActorRef[Any]
     base_version: int
+    ttl: CacheTtl | None
 
 
 def _ping_outcome(future: Future[ChatResponse]) -> PingDone:
@@ -114,6 +116,7 @@ class WorkspaceActor(Actor):
         self.services = services
         self.store = store
         self._configure(services)
+        self.economics = cache_economics_for(services.settings)
         self.window = Window(root=root)
         self.version = 0
         self.wiped_at_version = 0
@@ -133,6 +136,7 @@ class WorkspaceActor(Actor):
         self.last_question_at: float | None = None
         self.last_touch = time.monotonic()
         self.pinging = False
+        self.ping_ttl: CacheTtl | None = None
 
     def _configure(self, services: Services) -> None:
         self.services = services
@@ -241,6 +245,8 @@ class WorkspaceActor(Actor):
                 self._passivate()
             case UpdateServices():
                 self._configure(message.services)
+                fresh = cache_economics_for(message.services.settings)
+                self.economics.retarget(fresh.pricing, fresh.policy)  # keeps the learnt gaps
             case Drain():
                 self.closing = True
                 self.draining.append(message.reply)
@@ -285,6 +291,9 @@ class WorkspaceActor(Actor):
     def _spawn(self, ask: Ask) -> None:
         self.window.sync_deltas()
         hints = tuple(self.window.drain_recently_modified())
+        now = time.monotonic()
+        self.economics.observe_question(now)
+        cache = self.economics.decide(now, prefix_tokens(self)[1])
         job = QuestionJob(
             question=ask.question,
             window=self.window.copy(),
@@ -293,6 +302,8 @@ class WorkspaceActor(Actor):
             max_answer_tokens=ask.max_answer_tokens,
             workspace_key=self._cache_key(),
             gate=self.gate,
+            cache_ttl=cache.ttl,
+            cache_breakpoints=cache.breakpoints,
         )
         fork_id = next(self.fork_ids)
         ref = self.system.start(
@@ -306,7 +317,7 @@ class WorkspaceActor(Actor):
             base_version=self.version,
             base_seq=self.seq,
         )
-        self.in_flight[fork_id] = _Slot(ask, ref, self.version)
+        self.in_flight[fork_id] = _Slot(ask, ref, self.version, cache.ttl)
         ask.reply.add_done_callback(
             lambda f: ref.tell(Cancel("asker went away")) if f.cancelled() else None
         )
@@ -337,6 +348,9 @@ class WorkspaceActor(Actor):
             self.version += 1
             self.current_score = outcome.exploration
         self.counters.record(outcome, decision, self.services)
+        done = time.monotonic()
+        for usage in outcome.loop.usage_by_call:
+            self.economics.observe_usage(done, usage, slot.ttl if slot else None)
         self.services.spend.record(
             self.root,
             outcome.loop.usage + outcome.summary_usage,
@@ -411,6 +425,11 @@ class WorkspaceActor(Actor):
             or self.services.spend.background_paused(self.root)
         ):
             return
+        cache = self.economics.decide(now, prefix_tokens(self)[1])
+        # An explicit interval is the operator's decision; the provider-aware default defers
+        # to the cache economics (ping only while cheaper than the re-write it prevents).
+        if self.services.settings.keep_warm_interval_s is None and not cache.keep_warm:
+            return
         request = build_request(
             self.window,
             system_prompt=SYSTEM_PROMPT,
@@ -419,7 +438,10 @@ class WorkspaceActor(Actor):
             model=self.services.model,
             max_tokens=C.KEEP_WARM_PING_MAX_TOKENS,
             cache_key=self._cache_key(),
+            cache_ttl=cache.ttl,
+            breakpoints=cache.breakpoints,
         )
+        self.ping_ttl = cache.ttl
         self.pinging, self.last_touch = True, now
         ref = self.actor_ref
         future = self.system.io.submit(provider.chat(request))
@@ -432,6 +454,7 @@ class WorkspaceActor(Actor):
             return
         cost = self.services.cost(done.usage)
         self.counters.record_ping(done.usage, cost)
+        self.economics.observe_usage(time.monotonic(), done.usage, self.ping_ttl, ping=True)
         self.services.spend.record(self.root, done.usage, cost, question=False)
         self.dirty = True
 

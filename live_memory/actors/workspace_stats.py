@@ -20,7 +20,7 @@ from live_memory.providers.types import Usage
 if TYPE_CHECKING:
     from live_memory.actors.workspace import WorkspaceActor
 
-__all__ = ["WorkspaceCounters", "workspace_stats"]
+__all__ = ["WorkspaceCounters", "prefix_tokens", "workspace_stats"]
 
 
 @dataclass(slots=True)
@@ -116,6 +116,7 @@ def workspace_stats(actor: WorkspaceActor) -> dict[str, object]:
         "uptime_s": round(time.time() - actor.info.started_at, 1),
         "prefix": _prefix_cacheability(actor),
         "budget": services.spend.report(actor.root),
+        "cache_economics": actor.economics.report(),
         "keep_warm": {
             "pings": counters.keep_warm_pings,
             "cost_usd": round(counters.keep_warm_cost_usd, 6),
@@ -124,19 +125,24 @@ def workspace_stats(actor: WorkspaceActor) -> dict[str, object]:
     }
 
 
-def _prefix_cacheability(actor: WorkspaceActor) -> dict[str, object]:
-    """Whether the stable prefix (tools + system prompt + tree) is long enough to cache:
-    below the model's minimum a provider silently never caches it."""
+def prefix_tokens(actor: WorkspaceActor) -> tuple[int, int]:
+    """(stable prefix, stable prefix + frozen block) in estimated tokens, tools included."""
     window = actor.window
     tools = len(orjson.dumps([asdict(spec) for spec in actor.toolbox.specs()]))
     chars = tools + len(stable_prefix_text(SYSTEM_PROMPT, window.tree))
     stable = int(chars / window.chars_per_token)
-    frozen = int(len(window.frozen or "") / window.chars_per_token)
+    return stable, stable + int(len(window.frozen or "") / window.chars_per_token)
+
+
+def _prefix_cacheability(actor: WorkspaceActor) -> dict[str, object]:
+    """Whether the stable prefix (tools + system prompt + tree) is long enough to cache:
+    below the model's minimum a provider silently never caches it."""
+    stable, through_frozen = prefix_tokens(actor)
     minimum = min_cacheable_tokens(actor.services.settings.model)
     return {
         "stable_tokens": stable,
-        "through_frozen_block_tokens": stable + frozen,
+        "through_frozen_block_tokens": through_frozen,
         "min_cacheable_tokens": minimum,
         "stable_cacheable": stable >= minimum,
-        "frozen_cacheable": stable + frozen >= minimum,
+        "frozen_cacheable": through_frozen >= minimum,
     }

@@ -19,6 +19,7 @@ from live_memory.config import constants as C
 from live_memory.memory.layout import build_request
 from live_memory.memory.window import Window
 from live_memory.providers.types import (
+    CacheTtl,
     ChatRequest,
     ChatResponse,
     Message,
@@ -44,6 +45,8 @@ class LoopLimits:
     max_iterations: int = C.MAX_AGENT_ITERATIONS
     tool_result_token_budget: int = C.QUESTION_TOOL_RESULT_TOKEN_BUDGET
     cold_guard: bool = True
+    cache_ttl: CacheTtl | None = None
+    cache_breakpoints: bool = True
 
 
 @dataclass(slots=True)
@@ -140,6 +143,8 @@ async def run_agent_loop(
             cache_key=cache_key,
             timeout_s=max(remaining, C.MIN_CALL_TIMEOUT_S),
             force_tool=force_tool,
+            cache_ttl=limits.cache_ttl,
+            breakpoints=limits.cache_breakpoints,
         )
         force_tool = False
         called = clock()

@@ -16,7 +16,7 @@ from live_memory.errors import PromptTooLong
 from live_memory.memory.compaction import DistillGate
 from live_memory.memory.layout import Hints, render_trailing_turn
 from live_memory.memory.window import Window
-from live_memory.providers.types import Usage
+from live_memory.providers.types import CacheTtl, Usage
 from live_memory.tools import Toolbox
 
 __all__ = ["QuestionJob", "QuestionOutcome", "answer_question", "clamp_answer_tokens"]
@@ -40,6 +40,8 @@ class QuestionJob:
     max_answer_tokens: int
     workspace_key: str
     gate: DistillGate | None = None
+    cache_ttl: CacheTtl | None = None
+    cache_breakpoints: bool = True
 
 
 @dataclass(slots=True)
@@ -77,7 +79,12 @@ async def answer_question(
     turn = render_trailing_turn(
         job.question, Hints(remaining, job.max_answer_tokens, job.recently_modified)
     )
-    limits = LoopLimits(soft_deadline=job.soft_deadline, max_answer_tokens=job.max_answer_tokens)
+    limits = LoopLimits(
+        soft_deadline=job.soft_deadline,
+        max_answer_tokens=job.max_answer_tokens,
+        cache_ttl=job.cache_ttl,
+        cache_breakpoints=job.cache_breakpoints,
+    )
 
     async def attempt() -> LoopResult:
         return await run_agent_loop(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from live_memory.memory.window import Window
 from live_memory.providers.types import (
+    CacheTtl,
     ChatRequest,
     Message,
     SystemBlock,
@@ -66,17 +67,23 @@ def build_request(
     cache_key: str | None = None,
     timeout_s: float | None = None,
     force_tool: bool = False,
+    cache_ttl: CacheTtl | None = None,
+    breakpoints: bool = True,
 ) -> ChatRequest:
-    """One request in the cache-stable layout. `trailing=None` builds a keep-warm ping."""
+    """One request in the cache-stable layout. `trailing=None` builds a keep-warm ping.
+
+    `breakpoints=False` places no cache markers (a prefix below the model's minimum cacheable
+    size cannot be cached anyway); the bytes and their order are the same either way.
+    """
     if window.frozen is None:
         window.freeze()
     assert window.frozen is not None
     system = (
-        SystemBlock(stable_prefix_text(system_prompt, window.tree), cache_breakpoint=True),
-        SystemBlock(window.frozen, cache_breakpoint=True),
+        SystemBlock(stable_prefix_text(system_prompt, window.tree), cache_breakpoint=breakpoints),
+        SystemBlock(window.frozen, cache_breakpoint=breakpoints),
     )
     history = [Message(t.role, (TextBlock(t.text),)) for t in window.history]
-    if history:
+    if history and breakpoints:
         history[-1] = replace(history[-1], cache_breakpoint=True)
     messages = list(history)
     if trailing is not None:
@@ -86,7 +93,7 @@ def build_request(
         messages.append(Message("user", (TextBlock("(keep-warm ping: reply with one word)"),)))
     if loop:
         *head, last = loop
-        messages += [*head, replace(last, cache_breakpoint=True)]
+        messages += [*head, replace(last, cache_breakpoint=breakpoints)]
     return ChatRequest(
         model=model,
         system=system,
@@ -96,4 +103,5 @@ def build_request(
         cache_key=cache_key,
         timeout_s=timeout_s,
         tool_choice="any" if force_tool else "auto",
+        cache_ttl=cache_ttl,
     )

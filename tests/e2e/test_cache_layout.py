@@ -44,7 +44,12 @@ def test_each_request_up_to_its_trailing_turn_is_a_prefix_of_the_next(
     wire: str, fake: FakeProvider, repo: Path, tmp_path: Path
 ) -> None:
     fake.responder = lambda recorded: Text(f"answer {len(fake.requests)}")
-    with ServerProcess(tmp_path / "data", provider_env(fake, wire)) as server:
+    env = provider_env(fake, wire)
+    if wire == "anthropic":
+        # A model whose minimum cacheable prefix (1,024 tokens) this small repo's prefix
+        # exceeds; below the minimum no breakpoint is placed at all (see the test below).
+        env["LIVE_MEMORY_MODEL"] = "claude-sonnet-4-5"
+    with ServerProcess(tmp_path / "data", env) as server:
         _notify(
             server, repo, [{"path": "src/app.py", "kind": "read", "content": "def answer(): 42"}]
         )
@@ -81,3 +86,23 @@ def test_each_request_up_to_its_trailing_turn_is_a_prefix_of_the_next(
         assert stats["tokens"]["cache_read"] > 0
     deltas = [m for m in _strip(bodies[-1])["messages"] if "[observation]" in str(m["content"])]
     assert deltas, "changes reach the model as observation deltas"
+
+
+def test_no_breakpoint_is_placed_on_a_prefix_below_the_models_minimum(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    fake.responder = lambda recorded: Text("answer")
+    env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_MODEL": "claude-haiku-4-5"}
+    with ServerProcess(tmp_path / "data", env) as server:
+        first = {"path": "src/app.py", "kind": "read", "content": "def answer(): 42"}
+        _notify(server, repo, [first])
+        reply = httpx.post(
+            f"{server.url}/api/ask", json={"question": "q?", "cwd": str(repo)}, timeout=30
+        )
+        assert reply.status_code == 200, reply.text
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+    assert stats["prefix"]["min_cacheable_tokens"] == 4096
+    assert stats["prefix"]["frozen_cacheable"] is False
+    assert _markers(fake.requests[-1].body) == 0
+    assert stats["cache_economics"]["breakpoints"] is False
+    assert "below" in stats["cache_economics"]["reason"]

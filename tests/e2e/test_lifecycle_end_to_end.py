@@ -36,6 +36,7 @@ def test_keep_warm_pings_the_last_questions_prefix_until_max_idle(
         "LIVE_MEMORY_KEEP_WARM": "true",
         "LIVE_MEMORY_KEEP_WARM_INTERVAL_S": "1",
         "LIVE_MEMORY_KEEP_WARM_MAX_IDLE_S": "3.5",
+        "LIVE_MEMORY_MODEL": "claude-sonnet-4-5",  # a cacheable prefix (minimum 1,024 tokens)
     }
     fake.responder = lambda recorded: Text("answer")
     with ServerProcess(tmp_path / "data", env) as server:
