@@ -16,13 +16,17 @@ __all__ = [
     "Clear",
     "Commit",
     "CommitOutcome",
+    "DescribeMemory",
     "Drain",
+    "DrainTranscripts",
     "EventKind",
+    "ExportLedger",
     "FileEvent",
     "ForkFailed",
     "GetStats",
     "GetWatcherStatus",
     "IdleCheck",
+    "ImportFacts",
     "KeepWarmTick",
     "ListWorkspaces",
     "Notify",
@@ -34,6 +38,7 @@ __all__ = [
     "Reset",
     "Route",
     "StartFork",
+    "TranscriptDistilled",
     "UnwatchRoot",
     "UpdateServices",
     "WatchRoot",
@@ -224,4 +229,38 @@ class UnwatchRoot:
 class GetWatcherStatus:
     """`/health`: {"mode": "inotify"|"polling"|"off", "roots": N, "degraded_reason": str|None}."""
 
+    reply: Promise[dict[str, object]]
+
+
+# --- knowledge ----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class DrainTranscripts:
+    """Nudge: distil queued transcripts in the background when idle and within budget."""
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptDistilled:
+    row_id: int
+    text: str | None
+    usage: Usage | None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportLedger:
+    reply: Promise[dict[str, object]]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportFacts:
+    facts: tuple[Any, ...]
+    """LedgerFact records."""
+    reply: Promise[dict[str, object]]
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeMemory:
+    """A short, budgeted summary of what the memory knows (session-start context)."""
+
+    max_chars: int
     reply: Promise[dict[str, object]]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from live_memory.actors import background
 from live_memory.actors.fork import ForkActor
 from live_memory.actors.message import (
     Answer,
@@ -25,6 +26,7 @@ from live_memory.actors.message import (
     Clear,
     Commit,
     Drain,
+    DrainTranscripts,
     FileEvent,
     ForkFailed,
     GetStats,
@@ -43,7 +45,6 @@ from live_memory.actors.message import (
 from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
 from live_memory.actors.workspace_stats import WorkspaceCounters, prefix_tokens, workspace_stats
 from live_memory.agent.compactor import tree_chars
-from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.question import QuestionJob, QuestionOutcome
 from live_memory.agent.services import Services
 from live_memory.config import constants as C
@@ -57,13 +58,13 @@ from live_memory.errors import (
 from live_memory.memory.commit import decide_commit
 from live_memory.memory.compaction import DistillGate
 from live_memory.memory.ingest import Ingestor
-from live_memory.memory.layout import build_request
+from live_memory.memory.model import LedgerFact
 from live_memory.memory.persist import window_from_state, window_to_state
 from live_memory.memory.preload import preload
 from live_memory.memory.snapshot_store import SnapshotStore
 from live_memory.memory.window import Window
 from live_memory.providers import cache_economics_for
-from live_memory.providers.types import CacheTtl, ChatResponse
+from live_memory.providers.types import CacheTtl
 from live_memory.tools import Toolbox, build_directory_tree, read_workspace_bytes
 
 __all__ = ["WorkspaceActor"]
@@ -77,13 +78,6 @@ class _Slot:
     ref: ActorRef[Any]
     base_version: int
     ttl: CacheTtl | None
-
-
-def _ping_outcome(future: Future[ChatResponse]) -> PingDone:
-    try:
-        return PingDone(future.result().usage)
-    except Exception as exc:  # a failed ping is reported, never raised
-        return PingDone(None, f"{type(exc).__name__}: {exc}")
 
 
 def _digest(root: Path, rel: str, secret_patterns: Sequence[str]) -> str | None:
@@ -122,7 +116,8 @@ class WorkspaceActor(Actor):
         self.wiped_at_version = 0
         self.current_score = (0, 0)
         self.seq = 0
-        self.notify_log: deque[tuple[int, FileEvent]] = deque()
+        self.notify_log: deque[tuple[int, FileEvent | tuple[LedgerFact, ...]]] = deque()
+        """What changed the window while forks ran, replayed onto an adopted fork window."""
         self.pending: deque[Ask] = deque()
         self.in_flight: dict[int, _Slot] = {}
         self.fork_ids = itertools.count(1)
@@ -137,6 +132,7 @@ class WorkspaceActor(Actor):
         self.last_touch = time.monotonic()
         self.pinging = False
         self.ping_ttl: CacheTtl | None = None
+        self.distilling: int | None = None
 
     def _configure(self, services: Services) -> None:
         self.services = services
@@ -191,6 +187,7 @@ class WorkspaceActor(Actor):
         )
         self._rebuild_tree()
         self.window.freeze()
+        background.drain_transcripts(self)
 
     def _rebuild_tree(self) -> None:
         self.window.tree = build_directory_tree(self.path, tree_chars(self.window, self.services))
@@ -219,6 +216,8 @@ class WorkspaceActor(Actor):
     def handle(self, message: Any) -> None:
         if not isinstance(message, IdleCheck | KeepWarmTick | PingDone):
             self.last_activity = time.monotonic()
+        if background.background_message(self, message):
+            return
         match message:
             case Ask():
                 self._ask(message)
@@ -237,10 +236,8 @@ class WorkspaceActor(Actor):
                 message.reply.set_result(self.stats())
             case IdleCheck():
                 self._idle_check(message.idle_after_s)
-            case KeepWarmTick():
-                self._keep_warm(message)
-            case PingDone():
-                self._ping_done(message)
+            case DrainTranscripts():
+                background.drain_transcripts(self)
             case Passivate():
                 self._passivate()
             case UpdateServices():
@@ -339,8 +336,12 @@ class WorkspaceActor(Actor):
         if decision != "race_dropped":
             window: Window = commit.window
             for seq, event in self.notify_log:
-                if seq > commit.base_seq:
+                if seq <= commit.base_seq:
+                    continue
+                if isinstance(event, FileEvent):
                     self.ingestor.apply(window, event.path, event.kind, event.content)
+                else:
+                    window.learn(event)
             window.recently_modified = list(
                 dict.fromkeys([*window.recently_modified, *self.window.recently_modified])
             )
@@ -361,9 +362,12 @@ class WorkspaceActor(Actor):
         self.dirty = True
         self._flush()
         self._trim_notify_log()
+        if outcome.compacted:
+            background.write_insights(self)
         if slot is not None and not slot.ask.reply.done():
             slot.ask.reply.set_result(self._answer(outcome))
         self._admit()
+        background.drain_transcripts(self)
         self._maybe_drained()
 
     def _answer(self, outcome: QuestionOutcome) -> Answer:
@@ -390,6 +394,7 @@ class WorkspaceActor(Actor):
             slot.ask.reply.set_exception(failed.error)
         self._trim_notify_log()
         self._admit()
+        background.drain_transcripts(self)
         self._maybe_drained()
 
     # --- notifications -------------------------------------------------------------------
@@ -406,57 +411,6 @@ class WorkspaceActor(Actor):
     def _trim_notify_log(self) -> None:
         if not self.in_flight:
             self.notify_log.clear()
-
-    # --- keep-warm ----------------------------------------------------------------------
-    def _keep_warm(self, tick: KeepWarmTick) -> None:
-        """Ping the cached prefix when the design's eligibility rule holds: a non-empty
-        window, no question in flight, queried within max-idle, untouched for the interval."""
-        now = time.monotonic()
-        provider = self.services.provider
-        if (
-            provider is None
-            or self.pinging
-            or self.in_flight
-            or self.pending
-            or not self.window.history
-            or self.last_question_at is None
-            or now - self.last_question_at > tick.max_idle_s
-            or now - self.last_touch < tick.interval_s
-            or self.services.spend.background_paused(self.root)
-        ):
-            return
-        cache = self.economics.decide(now, prefix_tokens(self)[1])
-        # An explicit interval is the operator's decision; the provider-aware default defers
-        # to the cache economics (ping only while cheaper than the re-write it prevents).
-        if self.services.settings.keep_warm_interval_s is None and not cache.keep_warm:
-            return
-        request = build_request(
-            self.window,
-            system_prompt=SYSTEM_PROMPT,
-            trailing=None,
-            tools=Toolbox.specs(),
-            model=self.services.model,
-            max_tokens=C.KEEP_WARM_PING_MAX_TOKENS,
-            cache_key=self._cache_key(),
-            cache_ttl=cache.ttl,
-            breakpoints=cache.breakpoints,
-        )
-        self.ping_ttl = cache.ttl
-        self.pinging, self.last_touch = True, now
-        ref = self.actor_ref
-        future = self.system.io.submit(provider.chat(request))
-        future.add_done_callback(lambda f: ref.tell(_ping_outcome(f)))
-
-    def _ping_done(self, done: PingDone) -> None:
-        self.pinging = False
-        if done.usage is None:
-            logger.info("keep-warm ping for %s failed: %s", self.root, done.error)
-            return
-        cost = self.services.cost(done.usage)
-        self.counters.record_ping(done.usage, cost)
-        self.economics.observe_usage(time.monotonic(), done.usage, self.ping_ttl, ping=True)
-        self.services.spend.record(self.root, done.usage, cost, question=False)
-        self.dirty = True
 
     # --- wipes, idleness, shutdown -------------------------------------------------------
     def _wipe(self, *, reload: bool) -> None:

@@ -117,6 +117,7 @@ def workspace_stats(actor: WorkspaceActor) -> dict[str, object]:
         "prefix": _prefix_cacheability(actor),
         "budget": services.spend.report(actor.root),
         "cache_economics": actor.economics.report(),
+        "transcripts": services.stores.transcripts.counts(actor.root),
         "keep_warm": {
             "pings": counters.keep_warm_pings,
             "cost_usd": round(counters.keep_warm_cost_usd, 6),

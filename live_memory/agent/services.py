@@ -8,7 +8,7 @@ from live_memory.agent.spend import SpendGuard
 from live_memory.config import Settings
 from live_memory.config import constants as C
 from live_memory.errors import NoProviderConfigured
-from live_memory.knowledge import UsageLedger
+from live_memory.knowledge import TranscriptQueue, UsageLedger
 from live_memory.providers import (
     Pricing,
     Provider,
@@ -20,7 +20,19 @@ from live_memory.providers import (
 from live_memory.providers.keep_warm_policy import keep_warm_interval_for
 from live_memory.providers.types import Usage
 
-__all__ = ["Services", "build_services"]
+__all__ = ["Services", "Stores", "build_services"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stores:
+    """The process's durable stores (SQLite in the data dir); they outlive reloads."""
+
+    usage: UsageLedger
+    transcripts: TranscriptQueue
+
+    def close(self) -> None:
+        self.usage.close()
+        self.transcripts.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +44,7 @@ class Services:
     pricing: Pricing
     max_context_tokens: int
     spend: SpendGuard
+    stores: Stores
 
     def require_provider(self) -> Provider:
         """The configured provider. Raises NoProviderConfigured naming what to set."""
@@ -61,8 +74,8 @@ class Services:
         )
 
 
-def build_services(settings: Settings, usage: UsageLedger) -> Services:
-    """Everything a question needs under `settings`; `usage` is the process's spend ledger."""
+def build_services(settings: Settings, stores: Stores) -> Services:
+    """Everything a question needs under `settings`, over the process's durable stores."""
     provider = make_provider(settings) if settings.provider is not None else None
     pricing = price_for(
         settings.model,
@@ -76,4 +89,5 @@ def build_services(settings: Settings, usage: UsageLedger) -> Services:
         or context_tokens_for(settings.model)
         or C.FALLBACK_CONTEXT_TOKENS
     )
-    return Services(settings, provider, pricing, window, SpendGuard(usage, settings))
+    spend = SpendGuard(stores.usage, settings)
+    return Services(settings, provider, pricing, window, spend, stores)

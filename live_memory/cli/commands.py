@@ -40,22 +40,28 @@ def status(inv: Invocation) -> int:
 
 
 def stats(inv: Invocation, cwd: str, by_day: bool) -> int:
-    params = {"cwd": cwd}
     if by_day:
-        params["by_day"] = "true"
+        return _stats_by_day(inv, cwd)
     if inv.as_json:
-        inv.emit(render_json(inv.client.get("/stats", params).json()))
+        inv.emit(render_json(inv.client.get("/stats", {"cwd": cwd}).json()))
         return ExitCode.OK
-    reply = inv.client.get("/stats", {**params, "format": "text"})
-    if not reply.is_json:
-        inv.emit(reply.text)
+    reply = inv.client.get("/stats", {"cwd": cwd, "format": "text"})
+    inv.emit(reply.text if not reply.is_json else render_mapping(reply.json()))
+    return ExitCode.OK
+
+
+def _stats_by_day(inv: Invocation, cwd: str) -> int:
+    """`/stats?by_day=1`: the JSON as it is with --json, else a table of the days."""
+    payload = inv.client.get("/stats", {"cwd": cwd, "by_day": "1"}).json()
+    if inv.as_json:
+        inv.emit(render_json(payload))
         return ExitCode.OK
-    payload = reply.json()
-    days = payload.get("by_day") if isinstance(payload, Mapping) else None
-    if by_day and isinstance(days, list):
-        inv.emit(render_by_day([day for day in days if isinstance(day, Mapping)]))
-    else:
-        inv.emit(render_mapping(payload))
+    days = _object(payload, "GET /stats").get("by_day")
+    if not isinstance(days, list):
+        raise CommandFailed("GET /stats?by_day=1 answered without a by_day list (an old server?)")
+    workspace = payload.get("workspace", cwd) if isinstance(payload, Mapping) else cwd
+    inv.emit(f"usage by day of {workspace}")
+    inv.emit(render_by_day([day for day in days if isinstance(day, Mapping)]))
     return ExitCode.OK
 
 

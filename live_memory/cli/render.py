@@ -19,6 +19,15 @@ __all__ = [
 ]
 
 _CELL_MAX: Final = 48
+_BY_DAY_COLUMNS: Final = (
+    ("day", "DAY"),
+    ("questions", "QUESTIONS"),
+    ("input", "INPUT"),
+    ("output", "OUTPUT"),
+    ("cache_read", "CACHE READ"),
+    ("cache_write", "CACHE WRITE"),
+    ("cost_usd", "COST"),
+)
 _ACTOR_COLUMNS: Final = (
     ("name", "NAME"),
     ("kind", "KIND"),
@@ -116,11 +125,27 @@ def render_mapping(payload: object) -> str:
 
 
 def render_by_day(days: Sequence[Mapping[str, object]]) -> str:
-    """Per-day usage rows, columns taken from the first row."""
+    """Per-day usage (`/stats?by_day=1`): tokens and cost a day, newest first, then a total."""
     if not days:
         return "no usage recorded yet"
-    columns = [(str(key), str(key).upper()) for key in days[0]]
-    return render_table(days, columns)
+    rows: list[dict[str, object]] = [
+        {key: _amount(key, day.get(key)) for key, _ in _BY_DAY_COLUMNS} for day in days
+    ]
+    total: dict[str, object] = {"day": "TOTAL"}
+    for key, _ in _BY_DAY_COLUMNS[1:]:
+        values = [day.get(key) for day in days]
+        numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+        total[key] = _amount(key, sum(numbers)) if len(numbers) == len(values) else "-"
+    return render_table([*rows, total], _BY_DAY_COLUMNS)
+
+
+def _amount(key: str, value: object) -> object:
+    """`$0.0213` for a cost, `12,345` for a token count, the value itself otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if key == "cost_usd":
+        return f"${value:.4f}"
+    return f"{int(value):,}"
 
 
 def render_config(items: Sequence[tuple[str, object]]) -> str:

@@ -48,7 +48,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
                 "data_dir": current.settings.data_dir,
             },
         )
-        services = await asyncio.to_thread(build_services, fresh, current.usage)
+        services = await asyncio.to_thread(build_services, fresh, current.stores)
         old = current.services
         current.reconfigure(fresh, services)
         if old.provider is not None and old.provider is not services.provider:

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from live_memory.config import constants as C
 from live_memory.errors import InputError, LiveMemoryError
 from live_memory.gateway.body import decode_json, read_body
 from live_memory.gateway.error_map import error_response
@@ -61,7 +62,12 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
         cwd = request.query_params.get("cwd")
         if not cwd:
             raise InputError("query parameter cwd (absolute workspace path) is required")
-        body = await _service(request).stats(cwd)
+        service = _service(request)
+        body = await service.stats(cwd)
+        if request.query_params.get("by_day") in ("1", "true"):
+            body["by_day"] = service.stores.usage.by_day(
+                C.USAGE_BY_DAY_DEFAULT_DAYS, str(body["workspace"])
+            )
         if request.query_params.get("format") == "text":
             return PlainTextResponse(render_stats_text(body))
         return ORJSONResponse(body)
@@ -109,6 +115,20 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
             }
         )
 
+    async def enqueue(request: Request) -> Response:
+        return ORJSONResponse(await _service(request).enqueue(await _body(request)))
+
+    async def export(request: Request) -> Response:
+        return ORJSONResponse(await _service(request).export(request.query_params.get("cwd")))
+
+    async def import_facts(request: Request) -> Response:
+        return ORJSONResponse(await _service(request).import_facts(await _body(request)))
+
+    async def banner(request: Request) -> Response:
+        summary = request.query_params.get("summary") in ("1", "true")
+        body = await _service(request).banner(request.query_params.get("cwd"), summary=summary)
+        return ORJSONResponse(body)
+
     return [
         Route("/health", _guarded(health), methods=["GET"]),
         Route("/stats", _guarded(stats), methods=["GET"]),
@@ -117,4 +137,8 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
         Route("/reload", _guarded(reload_config), methods=["POST"]),
         Route("/actors", _guarded(actors), methods=["GET"]),
         Route("/api/ask", _guarded(api_ask), methods=["POST"]),
+        Route("/api/enqueue", _guarded(enqueue), methods=["POST"]),
+        Route("/api/export", _guarded(export), methods=["GET"]),
+        Route("/api/import", _guarded(import_facts), methods=["POST"]),
+        Route("/api/banner", _guarded(banner), methods=["GET"]),
     ]

@@ -10,6 +10,7 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any, TypeVar
 
 from live_memory import __version__
@@ -30,18 +31,32 @@ from live_memory.actors import (
 )
 from live_memory.actors.gateway import AttachWatcher
 from live_memory.actors.keep_warm import KeepWarmActor, KeepWarmConfig
-from live_memory.actors.message import GetWatcherStatus, UpdateServices
+from live_memory.actors.message import (
+    DescribeMemory,
+    DrainTranscripts,
+    ExportLedger,
+    GetWatcherStatus,
+    ImportFacts,
+    UpdateServices,
+)
 from live_memory.actors.runtime import ActorRef
 from live_memory.actors.watchdog import WatchdogActor
 from live_memory.agent import Services, build_services, clamp_answer_tokens
+from live_memory.agent.services import Stores
 from live_memory.agent.spend import utc_today
 from live_memory.config import Settings, canonical_workspace
 from live_memory.config import constants as C
-from live_memory.errors import InputError, PayloadTooLarge, ShuttingDown
+from live_memory.errors import InputError, LiveMemoryError, PayloadTooLarge, ShuttingDown
 from live_memory.gateway.bridge import wait_reply
 from live_memory.gateway.jobs import JobRunner
 from live_memory.gateway.notify_parse import parse_notify
-from live_memory.knowledge import UsageLedger
+from live_memory.knowledge import (
+    TranscriptQueue,
+    UsageLedger,
+    digest_transcript,
+    health_banner,
+)
+from live_memory.memory.model import LedgerFact
 from live_memory.memory.snapshot_store import SnapshotStore
 
 __all__ = ["LiveMemoryService"]
@@ -56,6 +71,29 @@ def keep_warm_config(services: Services) -> KeepWarmConfig:
         enabled=settings.keep_warm and services.provider is not None,
         interval_s=services.keep_warm_interval_s,
         max_idle_s=settings.keep_warm_max_idle_s,
+    )
+
+
+def _list(value: object, name: str) -> list[object]:
+    if not isinstance(value, list):
+        raise InputError(f"{name} must be a list")
+    return value
+
+
+def _fact(item: object, index: int) -> LedgerFact:
+    """A LedgerFact from its JSON form (`/api/import`, `live-memory import`)."""
+    if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"]:
+        raise InputError(f"facts[{index}] must be an object with a non-empty text")
+    sources = item.get("sources", [])
+    if not isinstance(sources, list) or not all(
+        isinstance(s, list) and len(s) == 2 and all(isinstance(x, str) for x in s) for s in sources
+    ):
+        raise InputError(f"facts[{index}].sources must be a list of [path, sha256] pairs")
+    category = item.get("category", "architecture")
+    if not isinstance(category, str):
+        raise InputError(f"facts[{index}].category must be a string")
+    return LedgerFact(
+        item["text"], tuple((s[0], s[1]) for s in sources), category, bool(item.get("stale"))
     )
 
 
@@ -89,10 +127,17 @@ class LiveMemoryService:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.started_at = time.time()
-        self.usage = UsageLedger(
-            settings.data_dir / C.USAGE_FILE_NAME, today=lambda: utc_today().date()
+        self.stores = Stores(
+            UsageLedger(settings.data_dir / C.USAGE_FILE_NAME, today=lambda: utc_today().date()),
+            TranscriptQueue(settings.data_dir / C.TRANSCRIPT_QUEUE_FILE_NAME),
         )
-        self.services: Services = build_services(settings, self.usage)
+        recovered = self.stores.transcripts.recover()
+        dropped = self.stores.transcripts.gc_sessions(C.TRANSCRIPT_KEEP_SESSIONS)
+        if recovered or dropped:
+            logger.info(
+                "transcript queue: %d recovered, %d old sessions dropped", recovered, dropped
+            )
+        self.services: Services = build_services(settings, self.stores)
         self.store = SnapshotStore(settings.snapshot_dir)
         self.system = ActorSystem()
         self.gateway = self.system.start(GatewayActor, services=self.services, store=self.store)
@@ -109,6 +154,8 @@ class LiveMemoryService:
             self.gateway.tell(AttachWatcher(self.watcher))
         self.closing = False
         self.jobs = JobRunner()
+        for root in self.stores.transcripts.workspaces_with_pending():
+            self.gateway.tell(Route(root, DrainTranscripts()))
 
     # --- questions -----------------------------------------------------------------------
     def check_ask(
@@ -164,6 +211,67 @@ class LiveMemoryService:
     async def clear(self, cwd: object) -> dict[str, object]:
         return await self._call(cwd, Clear)
 
+    # --- knowledge ------------------------------------------------------------------------
+    async def enqueue(self, body: object) -> dict[str, object]:
+        """Queue a finished session's transcript for background distillation.
+
+        Raises InputError / TranscriptError (422) for a bad body or unreadable transcript.
+        """
+        if not isinstance(body, dict):
+            raise InputError("body must be a JSON object")
+        session = body.get("session_id")
+        path = body.get("transcript_path")
+        if not isinstance(session, str) or not session:
+            raise InputError("session_id must be a non-empty string")
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise InputError("transcript_path must be an absolute path")
+        settings = self.settings
+        root = await asyncio.to_thread(
+            canonical_workspace,
+            _cwd(body.get("cwd")),
+            canonicalize=settings.canonicalize_workspace,
+            mode=settings.repo_root_mode,
+        )
+        digest = await asyncio.to_thread(
+            digest_transcript, Path(path), max_chars=C.TRANSCRIPT_DIGEST_MAX_CHARS, root=root
+        )
+        queue = self.stores.transcripts
+        row = await asyncio.to_thread(
+            queue.enqueue, str(root), session, Path(path), digest=digest.text
+        )
+        if row is not None:
+            self.gateway.tell(Route(str(root), DrainTranscripts()))
+        pending = queue.counts(str(root)).get("pending", 0)
+        return {"queued": row is not None, "id": row, "pending": pending}
+
+    async def export(self, cwd: object) -> dict[str, object]:
+        return await self._call(cwd, ExportLedger, activate=False)
+
+    async def import_facts(self, body: object) -> dict[str, object]:
+        if not isinstance(body, dict):
+            raise InputError("body must be a JSON object")
+        facts = tuple(_fact(item, i) for i, item in enumerate(_list(body.get("facts"), "facts")))
+        return await self._call(body.get("cwd"), lambda r: ImportFacts(facts, r))
+
+    async def banner(self, cwd: object, *, summary: bool) -> dict[str, object]:
+        """The session-start banner line (and, when asked, a short memory summary)."""
+        health = await self.health()
+        stats: dict[str, object] | None = None
+        described: dict[str, object] = {"summary": None}
+        if isinstance(cwd, str) and cwd:
+            try:
+                stats = await self.stats(cwd)
+                if summary:
+                    described = await self._call(
+                        cwd, lambda r: DescribeMemory(C.SESSION_SUMMARY_MAX_CHARS, r)
+                    )
+            except LiveMemoryError:
+                stats = None
+        line = health_banner(
+            health, stats, server_url=f"http://{self.settings.host}:{self.settings.port}"
+        )
+        return {"banner": line, "summary": described.get("summary")}
+
     # --- server --------------------------------------------------------------------------
     async def health(self) -> dict[str, object]:
         reply: Future[list[str]] = Future()
@@ -177,6 +285,8 @@ class LiveMemoryService:
             "provider": self.settings.provider,
             "model": self.settings.model if self.settings.provider else None,
             "budget": self.services.spend.report(),
+            "usage_today": self.stores.usage.today_totals(),
+            "transcripts": self.stores.transcripts.counts(),
         }
         if self.settings.provider is None:
             body["problem"] = self.settings.provider_problem
@@ -219,4 +329,4 @@ class LiveMemoryService:
             except Exception:  # closing a client must never block the shutdown
                 logger.exception("closing the provider client failed")
         await asyncio.to_thread(self.system.shutdown)
-        self.usage.close()
+        self.stores.close()

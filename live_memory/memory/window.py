@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from live_memory.config import constants as C
-from live_memory.memory.ledger import demote_facts, render_ledger
+from live_memory.memory.ledger import demote_facts, merge_facts, render_ledger
 from live_memory.memory.model import FileContext, FileSource, LedgerFact, Turn
 
 __all__ = ["PendingChange", "Window"]
@@ -47,6 +47,8 @@ class Window:
     frozen: str | None = None
     pending: dict[str, PendingChange] = field(default_factory=dict)
     ledger_demotions: int = 0
+    learned: list[LedgerFact] = field(default_factory=list)
+    """Facts added since the last freeze, not yet told to the model (a delta carries them)."""
     recently_modified: list[str] = field(default_factory=list)
     clock: int = 0
     chars_per_token: float = C.CHARS_PER_TOKEN
@@ -64,6 +66,7 @@ class Window:
         clone.ledger = list(self.ledger)
         clone.pending = dict(self.pending)
         clone.recently_modified = list(self.recently_modified)
+        clone.learned = list(self.learned)
         return clone
 
     def _tick(self) -> int:
@@ -156,6 +159,16 @@ class Window:
         self.history = [t for t in self.history if t.kind not in ("observation", "ack")]
         self.pending.clear()
         self.ledger_demotions = 0
+        self.learned.clear()
+
+    def learn(self, facts: Iterable[LedgerFact]) -> int:
+        """Merge facts learnt outside a compaction (transcripts, imports); returns how many
+        were new. They reach the model through the next observation delta."""
+        merged = merge_facts(self.ledger, facts)
+        added = merged[len(self.ledger) :]
+        self.ledger = merged
+        self.learned += added
+        return len(added)
 
     def _manifest(self) -> str:
         if not self.files:
@@ -169,7 +182,7 @@ class Window:
         if self.frozen is None:
             self.freeze()
             return False
-        if not self.pending and not self.ledger_demotions:
+        if not self.pending and not self.ledger_demotions and not self.learned:
             return False
         content = [self.files[p] for p, k in sorted(self.pending.items()) if k == "content"]
         notices = [
@@ -179,6 +192,8 @@ class Window:
         parts += [_file_block(f) for f in content if f.content is not None]
         if notices:
             parts += ["File status changes:", *notices]
+        if self.learned:
+            parts += ["New durable knowledge:", *(f"- {f.text}" for f in self.learned)]
         if self.ledger_demotions:
             parts.append(
                 f"{self.ledger_demotions} accumulated fact(s) cite changed files; treat them as "
@@ -190,6 +205,7 @@ class Window:
         ]
         self.pending.clear()
         self.ledger_demotions = 0
+        self.learned.clear()
         return True
 
     def append_qa(self, question: str, answer: str) -> None:
