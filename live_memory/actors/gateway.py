@@ -24,7 +24,7 @@ from live_memory.actors.message import (
     UpdateServices,
     WatchRoot,
 )
-from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
+from live_memory.actors.runtime import Actor, ActorRef, ActorSystem, release_free_memory
 from live_memory.actors.workspace import WorkspaceActor
 from live_memory.agent.services import Services
 from live_memory.config import canonical_workspace
@@ -70,6 +70,7 @@ class GatewayActor(Actor):
         self.resolved: OrderedDict[str, str] = OrderedDict()
         self.closing = False
         self.watcher: ActorRef[Any] | None = None
+        self.passivated_since_sweep = 0
 
     def handle(self, message: Any) -> None:
         match message:
@@ -84,6 +85,9 @@ class GatewayActor(Actor):
                 for root in self.active:
                     self.watcher.tell(WatchRoot(root))
             case SweepIdle():
+                if self.passivated_since_sweep:
+                    self.passivated_since_sweep = 0
+                    release_free_memory()
                 for ref in self.active.values():
                     ref.tell(IdleCheck(message.idle_after_s))
             case UpdateServices():
@@ -160,6 +164,7 @@ class GatewayActor(Actor):
 
     def _end_passivation(self, root: str) -> None:
         logger.info("passivated workspace %s", root)
+        self.passivated_since_sweep += 1
         for route in self.passivating.pop(root, []):
             self._route(route)
 
