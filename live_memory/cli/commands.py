@@ -56,11 +56,11 @@ def _stats_by_day(inv: Invocation, cwd: str) -> int:
     if inv.as_json:
         inv.emit(render_json(payload))
         return ExitCode.OK
-    days = _object(payload, "GET /stats").get("by_day")
+    body = _object(payload, "GET /stats")
+    days = body.get("by_day")
     if not isinstance(days, list):
         raise CommandFailed("GET /stats?by_day=1 answered without a by_day list (an old server?)")
-    workspace = payload.get("workspace", cwd) if isinstance(payload, Mapping) else cwd
-    inv.emit(f"usage by day of {workspace}")
+    inv.emit(f"usage by day of {body.get('workspace') or cwd}")
     inv.emit(render_by_day([day for day in days if isinstance(day, Mapping)]))
     return ExitCode.OK
 

@@ -6,11 +6,13 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TextIO
 
 from live_memory.cli import commands
 from live_memory.cli.client import ServerClient
 from live_memory.cli.config_command import config_get, config_set
+from live_memory.cli.knowledge_command import export_knowledge, import_knowledge
 from live_memory.cli.outcome import CommandFailed, ExitCode
 from live_memory.cli.parser import build_parser
 from live_memory.cli.serve import serve_command
@@ -85,6 +87,10 @@ def _dispatch(
         return commands.ask(inv, args.question, cwd, args.max_answer_tokens)
     if command == "actors":
         return commands.actors(inv)
+    if command == "export":
+        return export_knowledge(inv, cwd, args.out, Path.cwd())
+    if command == "import":
+        return import_knowledge(inv, args.source, cwd)
     if command == "reset":
         return commands.reset(inv, cwd)
     if command == "empty":

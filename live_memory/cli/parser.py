@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from live_memory import __version__
 from live_memory.cli.client import default_server_url
 
-__all__ = ["build_parser", "directory", "port_number", "positive_int"]
+__all__ = ["build_parser", "directory", "existing_path", "port_number", "positive_int"]
 
 _EPILOG = """\
 exit codes: 0 ok, 1 the server answered an error (or a step failed), 2 usage or
@@ -41,6 +41,14 @@ def directory(text: str) -> str:
     path = os.path.abspath(os.path.expanduser(text))
     if not os.path.isdir(path):
         raise argparse.ArgumentTypeError(f"not an existing directory: {text!r}")
+    return path
+
+
+def existing_path(text: str) -> str:
+    """An existing file or directory, made absolute."""
+    path = os.path.abspath(os.path.expanduser(text))
+    if not os.path.exists(path):
+        raise argparse.ArgumentTypeError(f"no such file or directory: {text!r}")
     return path
 
 
@@ -99,6 +107,19 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     ask.add_argument("--max-answer-tokens", metavar="N", type=positive_int)
 
     sub.add_parser("actors", parents=[common], help="the server's actors and what they are doing")
+
+    export = sub.add_parser(
+        "export", parents=[common], help="write a workspace's memory as markdown files"
+    )
+    _cwd_option(export)
+    export.add_argument(
+        "--out", metavar="DIR", help="where to write (default ./live-memory-knowledge/<repo>)"
+    )
+    import_ = sub.add_parser(
+        "import", parents=[common], help="seed a workspace's memory from exported markdown"
+    )
+    import_.add_argument("source", metavar="FILE|DIR", type=existing_path)
+    _cwd_option(import_)
 
     reset = sub.add_parser("reset", parents=[common], help="wipe a workspace's memory, re-preload")
     _cwd_option(reset)

@@ -284,6 +284,10 @@ class LiveMemoryService:
             "workspaces_active": len(active),
             "provider": self.settings.provider,
             "model": self.settings.model if self.settings.provider else None,
+            "data_dir": str(self.settings.data_dir),
+            "config_file": str(
+                self.settings.config_file or self.settings.data_dir / C.CONFIG_FILE_NAME
+            ),
             "budget": self.services.spend.report(),
             "usage_today": self.stores.usage.today_totals(),
             "transcripts": self.stores.transcripts.counts(),

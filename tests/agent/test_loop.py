@@ -12,7 +12,7 @@ import pytest
 
 from live_memory.agent.loop import LoopLimits, LoopResult, run_agent_loop
 from live_memory.memory.window import Window
-from live_memory.providers import AnthropicProvider
+from live_memory.providers import AnthropicProvider, OpenAIProvider
 from live_memory.testing import FakeProvider, Text, ToolUse
 from live_memory.tools import Toolbox
 
@@ -126,3 +126,36 @@ def test_tool_results_over_the_question_budget_are_truncated_with_a_notice(
     last = str(fake.requests[-1].body["messages"])
     assert "tool-result budget is used up" in last
     assert last.count("x") < 6000
+
+
+def test_a_local_model_writing_tool_calls_as_text_drives_a_grounded_loop(
+    fake: FakeProvider, root: Path
+) -> None:
+    fake.script(
+        Text('{"name": "Grep", "arguments": {"pattern": "def answer"}}'),
+        Text('```json\n{"name": "Read", "arguments": "{\\"file_path\\": \\"app.py\\"}"}\n```'),
+        Text("answer() in app.py returns 42."),
+    )
+
+    async def go() -> LoopResult:
+        provider = OpenAIProvider(fake.openai_base_url, "dummy")
+        try:
+            return await run_agent_loop(
+                provider,
+                Window(str(root)),
+                "Question: where is answer?",
+                toolbox=Toolbox(root),
+                model="llama-3.1-8b",
+                system_prompt="system",
+                limits=LoopLimits(soft_deadline=time.monotonic() + 30, max_answer_tokens=256),
+            )
+        finally:
+            await provider.aclose()
+
+    result = asyncio.run(go())
+    assert result.answer == "answer() in app.py returns 42."
+    assert result.tool_calls == 2 and result.files_read == 1
+    messages = fake.requests[-1].body["messages"]
+    assert [m["role"] for m in messages[-4:]] == ["assistant", "tool", "assistant", "tool"]
+    assert all(m.get("content") == "" for m in messages if m["role"] == "assistant")
+    assert "return 42" in messages[-1]["content"]
