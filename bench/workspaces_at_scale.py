@@ -49,7 +49,9 @@ def main() -> None:
             rss, threads = _proc(pid)
             peak_threads, peak_rss = max(peak_threads, threads), max(peak_rss, rss)
         activated = time.perf_counter() - began
-        active = sum(1 for a in client.get(f"{server.url}/actors").json() if a["kind"] == "workspace")
+        active = sum(
+            1 for a in client.get(f"{server.url}/actors").json() if a["kind"] == "workspace"
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             kinds = [a["kind"] for a in client.get(f"{server.url}/actors").json()]

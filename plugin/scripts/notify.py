@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Claude Code hook (PostToolUse on Read/Write/Edit/MultiEdit/NotebookEdit, FileChanged).
+"""Claude Code hook (PostToolUse on Read/Write/Edit/MultiEdit/NotebookEdit, FileChanged, Stop).
 
 Tees what the agent reads and writes to the live-memory server (POST /notify), so its memory
-stays current without re-reading files. The contract with Claude Code: standard library only,
-exit 0 always, nothing on stdout, and fast: the agent waits for this hook (~30 ms; a raw socket
-instead of http.client saves the ~30 ms its email-parser import costs).
+stays current without re-reading files; at Stop, hands the session's transcript to the server
+(POST /api/enqueue with `{cwd, session_id, transcript_path}`) to be distilled in the background.
+The contract with Claude Code: standard library only, exit 0 always, nothing on stdout, and
+fast: the agent waits for this hook (~30 ms; a raw socket instead of http.client saves the
+~30 ms its email-parser import costs).
 
 The body is the raw hook payload plus a top-level "content" (the file's bytes as they are now on
 disk) when the payload lacks it. Secret-looking, binary and oversize files never send bytes: a
@@ -12,7 +14,8 @@ read of one is not forwarded at all, a write becomes a content-less "change" eve
 
 When the server is down (or answers 5xx) the body goes to a bounded spool (JSONL under
 $CLAUDE_PLUGIN_DATA/spool/, else ~/.local/share/live-memory/spool/; oldest dropped first); the
-next call that reaches the server replays the spool, in order, before its own event.
+next call that reaches the server replays the spool, in order, before its own event. A /notify
+body is spooled as it is; a body for another route is wrapped as `{"route": R, "body": B}`.
 """
 
 from __future__ import annotations
@@ -61,6 +64,12 @@ MAX_FILE_BYTES = 256 * 1024  # = constants.PASSIVE_MAX_FILE_BYTES, the server's 
 SNIFF_BYTES = 8192
 REPLY_MAX_BYTES = 64 * 1024
 POST_TIMEOUT_S = 0.5
+NOTIFY_ROUTE = "/notify"
+ENQUEUE_ROUTE = "/api/enqueue"
+# The server reads and digests the transcript before it answers; a late answer is spooled and
+# replayed, which the server turns into "already queued".
+ROUTE_TIMEOUTS_S = {NOTIFY_ROUTE: POST_TIMEOUT_S, ENQUEUE_ROUTE: 2.0}
+ENVELOPE_HEAD = b'{"route":"/'
 SPOOL_MAX_EVENTS = 500
 SPOOL_MAX_BYTES = 16 * 1024 * 1024
 SPOOL_LOCK_WAIT_S = 2.0
@@ -116,8 +125,38 @@ def build_body(payload: Mapping[str, object]) -> dict[str, object] | None:
     return {"cwd": cwd, "events": [{"path": path, "kind": "change"}]}
 
 
+def build_enqueue(payload: Mapping[str, object]) -> dict[str, object] | None:
+    """The /api/enqueue body for a Stop payload, or None when a field is missing."""
+    body = {key: payload.get(key) for key in ("cwd", "session_id", "transcript_path")}
+    if not all(isinstance(value, str) and value for value in body.values()):
+        return None
+    return body
+
+
+def wrap(route: str, body: bytes) -> bytes:
+    """The spool line of `body` bound for `route` (a /notify body is kept as it is)."""
+    if route == NOTIFY_ROUTE:
+        return body
+    return b'{"route":' + json.dumps(route).encode() + b',"body":' + body + b"}"
+
+
+def unwrap(line: bytes) -> tuple[str, bytes] | None:
+    """(route, body) of a spool line; None for an envelope naming a route we do not know."""
+    if not line.startswith(ENVELOPE_HEAD):
+        return NOTIFY_ROUTE, line
+    try:
+        envelope = json.loads(line)
+    except ValueError:
+        return None
+    route = envelope.get("route") if isinstance(envelope, dict) else None
+    if route not in ROUTE_TIMEOUTS_S or not isinstance(envelope.get("body"), dict):
+        return None
+    body = json.dumps(envelope["body"], ensure_ascii=False, separators=(",", ":"))
+    return route, body.encode("utf-8")
+
+
 class Endpoint:
-    """Where /notify lives: LIVE_MEMORY_HOST/PORT (a wildcard bind is reached on loopback)."""
+    """Where the server lives: LIVE_MEMORY_HOST/PORT (a wildcard bind is reached on loopback)."""
 
     def __init__(self, environ: Mapping[str, str]) -> None:
         host = environ.get("LIVE_MEMORY_HOST", "").strip() or "127.0.0.1"
@@ -222,41 +261,59 @@ class Spool:
         os.replace(tmp, self.path)
 
 
-def deliver(body: bytes, endpoint: Endpoint, spool: Spool) -> str:
-    """Send `body` (after any spooled bodies, in order); spool what could not be sent."""
+def deliver(route: str, body: bytes, endpoint: Endpoint, spool: Spool) -> str:
+    """Send `body` to `route` (after any spooled bodies, in order); spool what was not sent."""
+    line = wrap(route, body)
+    timeout_s = ROUTE_TIMEOUTS_S[route]
     if not spool.has_events():
-        outcome = endpoint.post("/notify", body)
+        outcome = endpoint.post(route, body, timeout_s)
         if outcome == FAILED:
             with spool.locked() as held:
                 if held:
-                    spool.write([*spool.read(), body])
+                    spool.write(queue_after(spool.read(), route, line))
         return outcome
     with spool.locked() as held:
         if not held:
-            return endpoint.post("/notify", body)
+            return endpoint.post(route, body, timeout_s)
         pending = spool.read()
         sent = 0
-        for line in pending:
-            if endpoint.post("/notify", line) == FAILED:
-                break
+        for spooled in pending:
+            target = unwrap(spooled)
+            if target is not None:
+                spooled_route, spooled_body = target
+                timeout = ROUTE_TIMEOUTS_S[spooled_route]
+                if endpoint.post(spooled_route, spooled_body, timeout) == FAILED:
+                    break
             sent += 1
         if sent < len(pending):
-            spool.write([*pending[sent:], body])
+            spool.write(queue_after(pending[sent:], route, line))
             return FAILED
-        outcome = endpoint.post("/notify", body)
-        spool.write([body] if outcome == FAILED else [])
+        outcome = endpoint.post(route, body, timeout_s)
+        spool.write([line] if outcome == FAILED else [])
         return outcome
+
+
+def queue_after(pending: list[bytes], route: str, line: bytes) -> list[bytes]:
+    """`pending` then `line`. Stop fires after every turn: an enqueue of the same transcript
+    replaces the older one (the server reads the file when it gets it), so a long session with
+    the server down keeps one line, not one per turn."""
+    if route != NOTIFY_ROUTE:
+        pending = [spooled for spooled in pending if spooled != line]
+    return [*pending, line]
 
 
 def run(stdin: bytes, environ: Mapping[str, str]) -> str | None:
     payload = json.loads(stdin or b"null")
     if not isinstance(payload, dict):
         return None
-    body = build_body(payload)
+    if payload.get("hook_event_name") == "Stop":
+        route, body = ENQUEUE_ROUTE, build_enqueue(payload)
+    else:
+        route, body = NOTIFY_ROUTE, build_body(payload)
     if body is None:
         return None
     data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return deliver(data, Endpoint(environ), Spool.default(environ))
+    return deliver(route, data, Endpoint(environ), Spool.default(environ))
 
 
 def _int(raw: str | None, default: int) -> int:

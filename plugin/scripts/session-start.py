@@ -2,8 +2,12 @@
 """Claude Code SessionStart hook: health banner, FileChanged watch paths, start backstop.
 
 Prints one JSON object on stdout:
-- `systemMessage`, the one-line health banner the user sees;
-- `hookSpecificOutput.additionalContext`, a short note telling the agent the tool is there;
+- `systemMessage`, the one-line health banner the user sees, as the server renders it
+  (GET /api/banner, so its wording lives in one place: live_memory.knowledge.banner); when the
+  server is down, this script prints the same down line itself, plus a line saying why;
+- `hookSpecificOutput.additionalContext`, a short note telling the agent the tool is there and,
+  when LIVE_MEMORY_SESSION_SUMMARY is true, a bounded summary of what the memory knows about
+  this workspace (GET /api/banner?summary=1);
 - `hookSpecificOutput.watchPaths`, the workspace's top-level entries: a plugin's FileChanged
   hook fires only for paths a SessionStart hook returns. Claude Code watches a directory
   recursively, so VCS, dependency and build directories are left out.
@@ -30,7 +34,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 HEALTH_TIMEOUT_S = 0.5
-STATS_TIMEOUT_S = 1.0
+BANNER_TIMEOUT_S = 2.0
+BANNER_PREFIX = "live-memory: "  # = live_memory.knowledge.banner.BANNER_PREFIX
+SUMMARY_MAX_CHARS = 4000
+SUMMARY_ENV = "LIVE_MEMORY_SESSION_SUMMARY"
+TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
+NO_ANSWER = 0
 START_WAIT_S = 12.0
 POLL_S = 0.1
 MAX_WATCH_PATHS = 200
@@ -61,15 +70,27 @@ def server_url(environ: Mapping[str, str]) -> str:
     return f"http://{host}:{port}"
 
 
-def get_json(url: str, token: str, timeout_s: float) -> object | None:
-    """The JSON body of a 2xx GET, or None when the server is down or answers an error."""
+def fetch_json(url: str, token: str, timeout_s: float) -> tuple[int, object]:
+    """(HTTP status, JSON body or None) of a GET; status NO_ANSWER when nothing answered."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     request = urllib.request.Request(url, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            return json.loads(response.read())
-    except (OSError, ValueError):
-        return None
+            status, raw = response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, None
+    except OSError:  # refused, reset, timed out, unresolvable
+        return NO_ANSWER, None
+    try:
+        return status, json.loads(raw)
+    except ValueError:
+        return status, None
+
+
+def get_json(url: str, token: str, timeout_s: float) -> object | None:
+    """The JSON body of a 2xx GET, or None when the server is down or answers an error."""
+    status, body = fetch_json(url, token, timeout_s)
+    return body if 200 <= status < 300 else None
 
 
 def watch_paths(root: str) -> list[str]:
@@ -148,23 +169,48 @@ def last_line(path: Path) -> str:
     return lines[-1][:300] if lines else "no log"
 
 
-def banner(health: object, stats: object, problem: str | None, url: str) -> str:
-    if not isinstance(health, dict):
-        return f"live-memory: ✗ not running at {url} ({problem}); ask_live_memory is unavailable"
-    parts = [f"live-memory {health.get('version', '?')}"]
-    if health.get("provider"):
-        parts.append(f"{health.get('provider')}/{health.get('model')}")
-    else:
-        parts.append(f"⚠ {health.get('problem') or 'no model provider configured'}")
-    if isinstance(stats, dict):
-        context = stats.get("context") if isinstance(stats.get("context"), dict) else {}
-        parts.append(f"this repo: {context.get('fill_pct', '?')}% of window")
-        parts.append(f"{stats.get('questions_answered', 0)} answers")
-        cost = stats.get("cost_usd")
-        parts.append("subscription" if cost is None else f"${cost:.2f}")
-    else:
-        parts.append("this repo: new")
-    return " · ".join(parts)
+def down_line(url: str) -> str:
+    """What live_memory.knowledge.banner.health_banner(None, None, server_url=url) says (a test
+    keeps them equal): this script cannot import the package, it runs under any python3."""
+    return f"{BANNER_PREFIX}server not running at {url} — start it with `live-memory serve`"
+
+
+def wants_summary(environ: Mapping[str, str]) -> bool:
+    return environ.get(SUMMARY_ENV, "").strip().lower() in TRUE_WORDS
+
+
+def bounded(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def banner_line(status: int, body: object, problem: str | None, url: str) -> str:
+    """The server's banner, the down line (and why), or what went wrong asking for it."""
+    if status == NO_ANSWER and problem is not None:
+        return f"{down_line(url)}\n{BANNER_PREFIX}{problem}"
+    if status == NO_ANSWER:
+        return f"{BANNER_PREFIX}running at {url}, but GET /api/banner did not answer in time"
+    text = body.get("banner") if isinstance(body, dict) else None
+    if 200 <= status < 300 and isinstance(text, str) and text.strip():
+        return text.strip()
+    return f"{BANNER_PREFIX}running at {url}, but GET /api/banner answered HTTP {status}"
+
+
+def agent_context(status: int, body: object, cwd: str, with_summary: bool) -> str:
+    if status == NO_ANSWER:
+        return "live-memory is not running this session; ask_live_memory is unavailable."
+    context = (
+        f"live-memory is running: for broad questions about this codebase (where is X, how "
+        f"does Y work, what calls Z) call the ask_live_memory tool with cwd={cwd!r} before "
+        "reading many files yourself."
+    )
+    summary = body.get("summary") if with_summary and isinstance(body, dict) else None
+    if isinstance(summary, str) and summary.strip():
+        context += (
+            "\n\nWhat live-memory already knows about this workspace (distilled from earlier "
+            f"sessions and reads; may be out of date):\n{bounded(summary)}"
+        )
+    return context
 
 
 def run(stdin: bytes, environ: Mapping[str, str]) -> dict[str, object]:
@@ -173,27 +219,20 @@ def run(stdin: bytes, environ: Mapping[str, str]) -> dict[str, object]:
     cwd = str(payload.get("cwd") or environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
     url = server_url(environ)
     token = environ.get("LIVE_MEMORY_TOKEN", "").strip()
+    with_summary = wants_summary(environ)
+    query = {"cwd": cwd, **({"summary": "1"} if with_summary else {})}
+    banner_url = f"{url}/api/banner?{urllib.parse.urlencode(query)}"
     problem = None
-    health = get_json(f"{url}/health", token, HEALTH_TIMEOUT_S)
-    if health is None:
+    status, body = fetch_json(banner_url, token, BANNER_TIMEOUT_S)
+    if status == NO_ANSWER:
         problem = start_server(environ, f"{url}/health", token)
-        health = get_json(f"{url}/health", token, HEALTH_TIMEOUT_S) if problem is None else None
-    stats = None
-    if health is not None:
-        query = urllib.parse.urlencode({"cwd": cwd})
-        stats = get_json(f"{url}/stats?{query}", token, STATS_TIMEOUT_S)
-    context = (
-        f"live-memory is running: for broad questions about this codebase (where is X, how "
-        f"does Y work, what calls Z) call the ask_live_memory tool with cwd={cwd!r} before "
-        "reading many files yourself."
-        if health is not None
-        else "live-memory is not running this session; ask_live_memory is unavailable."
-    )
+        if problem is None:
+            status, body = fetch_json(banner_url, token, BANNER_TIMEOUT_S)
     return {
-        "systemMessage": banner(health, stats, problem, url),
+        "systemMessage": banner_line(status, body, problem, url),
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
-            "additionalContext": context,
+            "additionalContext": agent_context(status, body, cwd, with_summary),
             "watchPaths": watch_paths(cwd),
         },
     }
@@ -203,7 +242,7 @@ def main() -> int:
     try:
         output = run(sys.stdin.buffer.read(), os.environ)
     except Exception as exc:  # a hook must never fail the session; show why instead
-        output = {"systemMessage": f"live-memory: session-start hook failed: {exc}"}
+        output = {"systemMessage": f"{BANNER_PREFIX}session-start hook failed: {exc}"}
     sys.stdout.write(json.dumps(output) + "\n")
     return 0
 

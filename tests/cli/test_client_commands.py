@@ -56,7 +56,16 @@ def test_a_server_error_exits_1_with_its_message(
 
 @pytest.mark.parametrize(
     "argv",
-    [["status"], ["stats"], ["ask", "where is main?"], ["actors"], ["reset"], ["empty"]],
+    [
+        ["status"],
+        ["stats"],
+        ["stats", "--by-day"],
+        ["ask", "where is main?"],
+        ["actors"],
+        ["reset"],
+        ["empty"],
+        ["export"],
+    ],
 )
 def test_no_server_at_the_url_exits_3_with_the_start_hint(argv: list[str]) -> None:
     url = f"http://127.0.0.1:{closed_port()}"
@@ -129,20 +138,23 @@ def test_cwd_defaults_to_the_current_directory_made_absolute(
     assert result.out == "table\n"
 
 
-def test_stats_json_and_by_day(tmp_path: Path) -> None:
-    stats = {"workspace": str(tmp_path), "by_day": [{"day": "2026-11-30", "cost_usd": 0.5}]}
+def test_stats_json_passes_the_servers_answer_through(tmp_path: Path) -> None:
+    stats = {"workspace": str(tmp_path), "questions_answered": 2}
 
     def respond(seen: Seen) -> tuple[int, object]:
         return 200, stats  # a server that ignores format=text still renders
 
     with CaptureServer(respond=respond) as server:
         machine = cli(["stats", "--json", "--cwd", str(tmp_path), "--server", server.url])
-        by_day = cli(["stats", "--by-day", "--cwd", str(tmp_path), "--server", server.url])
+        human = cli(["stats", "--cwd", str(tmp_path), "--server", server.url])
         first, second = server.wait_for(2)
     assert json.loads(machine.out) == stats
     assert first.query == {"cwd": str(tmp_path)}
-    assert second.query == {"cwd": str(tmp_path), "by_day": "true", "format": "text"}
-    assert by_day.out.splitlines() == ["DAY         COST_USD", "2026-11-30  0.5"]
+    assert second.query == {"cwd": str(tmp_path), "format": "text"}
+    assert human.out.splitlines() == [
+        f"workspace           {tmp_path}",
+        "questions_answered  2",
+    ]
 
 
 def test_ask_posts_the_question_and_prints_the_answer_with_its_trailer(tmp_path: Path) -> None:

@@ -18,37 +18,38 @@ def test_config_set_moves_the_next_question_to_another_provider(
     fake: FakeProvider, repo: Path, tmp_path: Path
 ) -> None:
     fake.responder = lambda recorded: Text("from the first provider")
-    with FakeProvider(default_reply=Text("from the second provider")) as second:
-        with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
-            assert server.proc is not None
-            pid = server.proc.pid
-            _warm(server, repo)
-            assert _ask(server, repo, "first question?").json()["answer"] == (
-                "from the first provider"
-            )
-            swap = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "live_memory.cli",
-                    "config",
-                    "set",
-                    f"base_url={second.anthropic_base_url}",
-                    "model=claude-sonnet-4-5",
-                    "--server",
-                    server.url,
-                ],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                env=server.env,
-            )
-            assert swap.returncode == 0, swap.stderr + swap.stdout
-            health = server.request("GET", "/health").json()
-            assert health["model"] == "claude-sonnet-4-5"
-            reply = _ask(server, repo, "second question?").json()
-            stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
-            assert server.proc.pid == pid
+    with (
+        FakeProvider(default_reply=Text("from the second provider")) as second,
+        ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server,
+    ):
+        assert server.proc is not None
+        pid = server.proc.pid
+        _warm(server, repo)
+        assert _ask(server, repo, "first question?").json()["answer"] == ("from the first provider")
+        swap = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "live_memory.cli",
+                "config",
+                "set",
+                f"base_url={second.anthropic_base_url}",
+                "model=claude-sonnet-4-5",
+                "--server",
+                server.url,
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=server.env,
+        )
+        assert swap.returncode == 0, swap.stderr + swap.stdout
+        health = server.request("GET", "/health").json()
+        assert health["model"] == "claude-sonnet-4-5"
+        reply = _ask(server, repo, "second question?").json()
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+        assert server.proc.pid == pid
     assert reply["answer"] == "from the second provider"
     assert reply["model"] == "claude-sonnet-4-5"
     assert len(second.requests) == 1

@@ -57,8 +57,13 @@ def test_mcp_server_is_http_on_the_default_port_with_a_timeout_above_the_soft_de
 def test_every_hook_runs_an_existing_script_through_the_plugin_root() -> None:
     hooks = _json(PLUGIN / "hooks" / "hooks.json")["hooks"]
     assert isinstance(hooks, dict)
-    assert set(hooks) == {"SessionStart", "PostToolUse", "FileChanged"}
+    assert set(hooks) == {"SessionStart", "PostToolUse", "FileChanged", "Stop"}
     (post,) = hooks["PostToolUse"]
+    (stop,) = hooks["Stop"]
+    assert "matcher" not in stop
+    (stop_hook,) = stop["hooks"]
+    assert stop_hook["command"].endswith('/scripts/notify.py"')
+    assert stop_hook["timeout"] <= 5  # never holds the agent up for long
     assert post["matcher"] == "Read|Write|Edit|MultiEdit|NotebookEdit"
     (changed,) = hooks["FileChanged"]
     # A FileChanged matcher is a list of file names to watch, not a filter: the paths come

@@ -1,4 +1,4 @@
-"""plugin/scripts/session-start.py: banner, watch paths, and the start-the-server backstop."""
+"""plugin/scripts/session-start.py: the server's banner, watch paths, the start backstop."""
 
 from __future__ import annotations
 
@@ -10,21 +10,30 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from live_memory.config import constants as C
+from live_memory.knowledge import BANNER_PREFIX, health_banner
+from live_memory.testing.server_process import ServerProcess
 from tests.plugin.capture_server import CaptureServer, Seen, closed_port
 from tests.plugin.conftest import REPO, SCRIPT_TIMEOUT_S, SCRIPTS, HookWorld, run_script
 
-HEALTH = {
+HEALTH: dict[str, object] = {
     "status": "ok",
     "version": "0.1.0",
     "uptime_s": 12.0,
-    "workspaces_active": 1,
-    "provider": "anthropic",
-    "model": "claude-haiku-4-5",
+    "workspaces_active": 2,
+    "workspaces_known": 12,
+    "usage_today": {"questions": 3, "cost_usd": 0.0213},
+    "transcripts": {"pending": 0, "processing": 0, "done": 7, "failed": 0},
 }
-STATS = {"context": {"fill_pct": 42.5}, "cost_usd": 0.3125, "questions_answered": 7}
+DEGRADED = {**HEALTH, "transcripts": {"pending": 1, "processing": 0, "done": 4, "failed": 2}}
+STATS: dict[str, object] = {"context": {"fill_pct": 41.0}}
+# Rendered by the server's own code, so the hook is shown to print the server's words as they are.
+HEALTHY_BANNER = health_banner(HEALTH, STATS)
+DEGRADED_BANNER = health_banner(DEGRADED, STATS)
 
 
 def _start_payload(world: HookWorld) -> str:
@@ -41,65 +50,153 @@ def _output(world: HookWorld, env: dict[str, str]) -> dict[str, object]:
     return output
 
 
-def test_a_running_server_gives_a_banner_context_and_watch_paths(world: HookWorld) -> None:
+def _specific(output: dict[str, object]) -> dict[str, object]:
+    specific = output["hookSpecificOutput"]
+    assert isinstance(specific, dict)
+    assert specific["hookEventName"] == "SessionStart"
+    return specific
+
+
+def _banner_server(banner: str, summary: str | None = None) -> CaptureServer:
+    def respond(seen: Seen) -> tuple[int, object]:
+        if seen.path == "/api/banner":
+            return 200, {"banner": banner, "summary": summary}
+        return 404, {"error": f"unexpected {seen.path}"}
+
+    return CaptureServer(respond=respond)
+
+
+def _load_session_start() -> SimpleNamespace:
+    namespace: dict[str, object] = {"__name__": "session_start_under_test"}
+    source = (SCRIPTS / "session-start.py").read_text(encoding="utf-8")
+    exec(compile(source, "session-start.py", "exec"), namespace)
+    return SimpleNamespace(**namespace)
+
+
+def test_a_running_server_gives_its_banner_context_and_watch_paths(world: HookWorld) -> None:
     for name in (".git", "node_modules", "src", "build"):
         (world.project / name).mkdir()
     (world.project / ".env").write_text("SECRET=1\n")
     (world.project / "README.md").write_text("# demo\n")
 
-    def respond(seen: Seen) -> tuple[int, object]:
-        return (200, HEALTH) if seen.path == "/health" else (200, STATS)
-
-    with CaptureServer(respond=respond) as server:
+    with _banner_server(HEALTHY_BANNER) as server:
         output = _output(world, world.at(server.port))
-        stats_request = server.wait_for(2)[1]
-    assert stats_request.path == "/stats"
-    assert stats_request.query == {"cwd": str(world.project)}
-    banner = output["systemMessage"]
-    assert banner == (
-        "live-memory 0.1.0 · anthropic/claude-haiku-4-5 · this repo: 42.5% of window · "
-        "7 answers · $0.31"
+    (seen,) = server.requests  # one round trip: the banner answers "is it up" as well
+    assert (seen.method, seen.path) == ("GET", "/api/banner")
+    assert seen.query == {"cwd": str(world.project)}
+    assert output["systemMessage"] == HEALTHY_BANNER
+    assert output["systemMessage"] == (
+        "live-memory: 3 questions today · $0.02 · window 41% · queue 0 pending · 12 workspaces"
     )
-    specific = output["hookSpecificOutput"]
-    assert isinstance(specific, dict)
-    assert specific["hookEventName"] == "SessionStart"
+    specific = _specific(output)
     assert str(world.project) in specific["additionalContext"]
     assert "ask_live_memory" in specific["additionalContext"]
+    assert "already knows" not in specific["additionalContext"]
     names = ["README.md", "input.txt", "out.txt", "src", "watched.txt"]
     assert specific["watchPaths"] == [str(world.project / name) for name in names]
 
 
-def test_a_new_workspace_and_a_missing_provider_are_shown_plainly(world: HookWorld) -> None:
-    health = {**HEALTH, "status": "no_provider", "provider": None, "model": None}
-    health["problem"] = "No model provider configured: set ANTHROPIC_API_KEY"
+def test_a_degraded_banner_is_printed_as_the_server_words_it(world: HookWorld) -> None:
+    with _banner_server(DEGRADED_BANNER) as server:
+        output = _output(world, world.at(server.port))
+    assert output["systemMessage"] == DEGRADED_BANNER
+    assert str(output["systemMessage"]).startswith("live-memory: ⚠ 2 transcripts failed · ")
 
+
+def test_the_token_is_sent_with_the_banner_request(world: HookWorld) -> None:
+    with _banner_server(HEALTHY_BANNER) as server:
+        _output(world, {**world.at(server.port), "LIVE_MEMORY_TOKEN": "tok-1"})
+    (seen,) = server.requests
+    assert seen.headers["authorization"] == "Bearer tok-1"
+
+
+@pytest.mark.parametrize("value", ["true", "TRUE", "1", "yes", " on "])
+def test_the_opt_in_summary_is_asked_for_and_given_to_the_agent(
+    world: HookWorld, value: str
+) -> None:
+    summary = "Ledger: 4 facts.\n- Sessions are signed with the key in src/auth/keys.py"
+    with _banner_server(HEALTHY_BANNER, summary) as server:
+        env = {**world.at(server.port), "LIVE_MEMORY_SESSION_SUMMARY": value}
+        output = _output(world, env)
+    (seen,) = server.requests
+    assert seen.query == {"cwd": str(world.project), "summary": "1"}
+    assert output["systemMessage"] == HEALTHY_BANNER
+    context = str(_specific(output)["additionalContext"])
+    assert "ask_live_memory" in context
+    assert context.endswith(f"may be out of date):\n{summary}")
+
+
+@pytest.mark.parametrize("value", ["", "false", "0", "no", "off", "maybe"])
+def test_without_the_opt_in_no_summary_is_asked_for_or_shown(world: HookWorld, value: str) -> None:
+    with _banner_server(HEALTHY_BANNER, "a summary nobody asked for") as server:
+        env = {**world.at(server.port), "LIVE_MEMORY_SESSION_SUMMARY": value}
+        output = _output(world, env)
+    (seen,) = server.requests
+    assert seen.query == {"cwd": str(world.project)}
+    assert "nobody asked for" not in str(_specific(output)["additionalContext"])
+
+
+def test_a_long_summary_is_cut_to_the_bound(world: HookWorld) -> None:
+    limit = _load_session_start().SUMMARY_MAX_CHARS
+    summary = "word " * (limit // 2)
+    with _banner_server(HEALTHY_BANNER, summary) as server:
+        env = {**world.at(server.port), "LIVE_MEMORY_SESSION_SUMMARY": "true"}
+        context = str(_specific(_output(world, env))["additionalContext"])
+    shown = context.split("may be out of date):\n", 1)[1]
+    assert len(shown) <= limit
+    assert shown.endswith("…")
+    assert summary.startswith(shown[:-1])
+
+
+def test_a_server_without_the_banner_route_is_still_shown_running(world: HookWorld) -> None:
     def respond(seen: Seen) -> tuple[int, object]:
-        if seen.path == "/health":
-            return 200, health
-        return 404, {"error": "no memory for workspace"}
+        return 404, {"error": "Not Found"}
 
     with CaptureServer(respond=respond) as server:
-        banner = _output(world, world.at(server.port))["systemMessage"]
-    assert banner == (
-        "live-memory 0.1.0 · ⚠ No model provider configured: set ANTHROPIC_API_KEY · this repo: new"
+        output = _output(world, world.at(server.port))
+    assert output["systemMessage"] == (
+        f"live-memory: running at {server.url}, but GET /api/banner answered HTTP 404"
     )
+    assert "ask_live_memory tool" in str(_specific(output)["additionalContext"])
 
 
-def test_no_server_and_no_cli_still_exits_0_and_says_what_to_install(
+def test_the_down_line_is_word_for_word_the_servers(world: HookWorld) -> None:
+    script = _load_session_start()
+    assert script.BANNER_PREFIX == BANNER_PREFIX
+    for env in ({}, {"LIVE_MEMORY_PORT": "7799"}, {"LIVE_MEMORY_HOST": "::"}):
+        url = script.server_url(env)
+        assert script.down_line(url) == health_banner(None, None, server_url=url)
+    assert script.server_url({}) == f"http://{C.DEFAULT_HOST}:{C.DEFAULT_PORT}"
+    assert script.down_line(script.server_url({})) == health_banner(None, None)
+
+
+def test_no_server_and_no_cli_prints_the_down_line_and_what_to_install(
     world: HookWorld, tmp_path: Path
 ) -> None:
     empty_bin = tmp_path / "empty-bin"
     empty_bin.mkdir()
     port = closed_port()
     output = _output(world, {**world.at(port), "PATH": str(empty_bin)})
-    banner = output["systemMessage"]
-    assert isinstance(banner, str)
-    assert f"not running at http://127.0.0.1:{port}" in banner
-    assert "not installed" in banner
-    specific = output["hookSpecificOutput"]
-    assert isinstance(specific, dict)
+    down, why = str(output["systemMessage"]).split("\n")
+    assert down == health_banner(None, None, server_url=f"http://127.0.0.1:{port}")
+    assert why.startswith("live-memory: `live-memory` is not installed or not on PATH")
+    specific = _specific(output)
     assert "unavailable" in specific["additionalContext"]
     assert specific["watchPaths"]
+
+
+def test_the_banner_is_the_one_the_real_server_renders(world: HookWorld, tmp_path: Path) -> None:
+    """Needs the server's GET /api/banner (issue 9)."""
+    with ServerProcess(tmp_path / "server-data", {}) as server:
+        env = {**world.at(server.port), "LIVE_MEMORY_SESSION_SUMMARY": "true"}
+        output = _output(world, env)
+        params = {"cwd": str(world.project), "summary": "1"}
+        reply = server.request("GET", "/api/banner", params=params)
+    assert reply.status_code == 200, reply.text
+    expected = reply.json()
+    assert output["systemMessage"] == expected["banner"]
+    assert str(output["systemMessage"]).startswith(BANNER_PREFIX)
+    assert "⚠ no model provider configured" in str(output["systemMessage"])
 
 
 @pytest.fixture
@@ -159,7 +256,7 @@ def test_two_sessions_starting_at_once_start_exactly_one_server(
     for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
         banner = json.loads(out)["systemMessage"]
-        assert banner.startswith("live-memory 0.1.0 · "), banner
+        assert banner.startswith(BANNER_PREFIX) and "not running" not in banner, banner
     assert len(started_servers) == 1
     log = (world.data / "serve.log").read_text()
     assert log.count("live-memory serving on") == 1, log
