@@ -13,8 +13,9 @@ Prints one JSON object on stdout:
   recursively, so VCS, dependency and build directories are left out.
 
 The server is meant to run supervised (systemd, launchd, docker: deploy/SUPERVISING.md). When
-/health does not answer, this hook starts `live-memory serve` in the background as a backstop,
-under an flock so that concurrent sessions never start two, and waits for it to come up.
+nothing answers the banner request, this hook starts `live-memory serve` in the background as a
+backstop (unless /health answers after all), under an flock so that concurrent sessions never
+start two, and waits for it to come up.
 Standard library only; any failure still exits 0 with a banner saying what is wrong.
 """
 
