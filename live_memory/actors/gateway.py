@@ -19,6 +19,7 @@ from live_memory.actors.message import (
     Passivate,
     Passivated,
     RequestPassivation,
+    RestartWorkspace,
     Route,
     UnwatchRoot,
     UpdateServices,
@@ -61,7 +62,14 @@ def _fail(message: Any, error: BaseException) -> None:
 class GatewayActor(Actor):
     kind = "gateway"
 
-    def __init__(self, system: ActorSystem, *, services: Services, store: SnapshotStore) -> None:
+    def __init__(
+        self,
+        system: ActorSystem,
+        *,
+        services: Services,
+        store: SnapshotStore,
+        workspace_cls: type[WorkspaceActor] = WorkspaceActor,
+    ) -> None:
         super().__init__(system, "gateway")
         self.services = services
         self.store = store
@@ -71,6 +79,10 @@ class GatewayActor(Actor):
         self.closing = False
         self.watcher: ActorRef[Any] | None = None
         self.passivated_since_sweep = 0
+        self.restarting: set[str] = set()
+        self.history: dict[str, tuple[int, str]] = {}
+        """Failures per root, carried over to the actor's next incarnation for /actors."""
+        self.workspace_cls = workspace_cls
 
     def handle(self, message: Any) -> None:
         match message:
@@ -78,6 +90,8 @@ class GatewayActor(Actor):
                 self._route(message)
             case RequestPassivation():
                 self._begin_passivation(message.root)
+            case RestartWorkspace():
+                self._restart(message)
             case Passivated():
                 self._end_passivation(message.root)
             case AttachWatcher():
@@ -143,8 +157,15 @@ class GatewayActor(Actor):
 
     def _activate(self, root: str) -> ActorRef[Any]:
         logger.info("activating workspace %s", root)
+        failures, last_error = self.history.get(root, (0, None))
         ref = self.system.start(
-            WorkspaceActor, root, gateway=self.actor_ref, services=self.services, store=self.store
+            self.workspace_cls,
+            root,
+            gateway=self.actor_ref,
+            services=self.services,
+            store=self.store,
+            failures=failures,
+            last_error=last_error,
         )
         self.active[root] = ref
         if self.watcher is not None:
@@ -162,9 +183,24 @@ class GatewayActor(Actor):
             self.watcher.tell(UnwatchRoot(root))
         ref.tell(Passivate())
 
+    def _restart(self, failure: RestartWorkspace) -> None:
+        """Supervision: replace a workspace actor whose handler raised, from its snapshot."""
+        ref = self.active.pop(failure.root, None)
+        if ref is None:
+            return
+        logger.warning("restarting workspace %s after: %s", failure.root, failure.last_error)
+        self.history[failure.root] = (failure.failures, failure.last_error)
+        self.passivating[failure.root] = []
+        self.restarting.add(failure.root)
+        ref.tell(Passivate(flush=False))
+
     def _end_passivation(self, root: str) -> None:
         logger.info("passivated workspace %s", root)
         self.passivated_since_sweep += 1
+        if root in self.restarting:
+            self.restarting.discard(root)
+            if not self.closing:
+                self._activate(root)
         for route in self.passivating.pop(root, []):
             self._route(route)
 

@@ -36,6 +36,7 @@ __all__ = [
     "PingDone",
     "RequestPassivation",
     "Reset",
+    "RestartWorkspace",
     "Route",
     "StartFork",
     "TranscriptDistilled",
@@ -98,6 +99,16 @@ class Route:
 @dataclass(frozen=True, slots=True)
 class RequestPassivation:
     root: str
+
+
+@dataclass(frozen=True, slots=True)
+class RestartWorkspace:
+    """A workspace actor's handler raised: its state may be inconsistent, so the gateway
+    (its supervisor) replaces it with a fresh actor restored from the last snapshot."""
+
+    root: str
+    failures: int
+    last_error: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +188,8 @@ class IdleCheck:
 
 @dataclass(frozen=True, slots=True)
 class Passivate:
-    pass
+    flush: bool = True
+    """False for a supervisor restart: the in-memory state is suspect; the snapshot wins."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -130,11 +130,16 @@ class Actor(pykka.ThreadingActor):
             reply = getattr(message, "reply", None)
             if isinstance(reply, Future) and not reply.done():
                 reply.set_exception(exc)
+            self.failed(exc)
             return None
         finally:
             info.processed += 1
             info.current_message = None
             info.busy_since = None
+
+    def failed(self, error: Exception) -> None:
+        """Hook: a message handler raised (already logged and recorded). Supervised actors
+        ask their supervisor for a restart here."""
 
     def handle(self, message: Any) -> Any:
         raise TypeError(f"{self.kind} does not handle {type(message).__name__}")

@@ -39,6 +39,8 @@ from live_memory.actors.message import (
     PingDone,
     RequestPassivation,
     Reset,
+    RestartWorkspace,
+    Route,
     StartFork,
     UpdateServices,
 )
@@ -102,8 +104,11 @@ class WorkspaceActor(Actor):
         gateway: ActorRef[Any],
         services: Services,
         store: SnapshotStore,
+        failures: int = 0,
+        last_error: str | None = None,
     ) -> None:
         super().__init__(system, root, root)
+        self.info.failures, self.info.last_error = failures, last_error
         self.root = root
         self.path = Path(root)
         self.gateway = gateway
@@ -239,7 +244,7 @@ class WorkspaceActor(Actor):
             case DrainTranscripts():
                 background.drain_transcripts(self)
             case Passivate():
-                self._passivate()
+                self._passivate(message.flush)
             case UpdateServices():
                 self._configure(message.services)
                 fresh = cache_economics_for(message.services.settings)
@@ -260,7 +265,10 @@ class WorkspaceActor(Actor):
         return 1 if settings.concurrency == "serial" else settings.max_parallel_queries
 
     def _ask(self, ask: Ask) -> None:
-        if self.closing or self.passivating:
+        if self.passivating:  # let the next incarnation of this workspace answer it
+            self.gateway.tell(Route(self.root, ask))
+            return
+        if self.closing:
             ask.reply.set_exception(ShuttingDown("the server is shutting down"))
             return
         try:
@@ -434,11 +442,22 @@ class WorkspaceActor(Actor):
         if self._idle() and time.monotonic() - self.last_activity >= idle_after_s:
             self.gateway.tell(RequestPassivation(self.root))
 
-    def _passivate(self) -> None:
+    def _passivate(self, flush: bool) -> None:
         self.passivating = True
-        self._flush()
+        if flush:
+            self._flush()
+        for ask in self.pending:  # the next incarnation answers them
+            self.gateway.tell(Route(self.root, ask))
+        self.pending.clear()
         self.gateway.tell(Passivated(self.root))
         self.stop()
+
+    def failed(self, error: Exception) -> None:
+        if not self.passivating:
+            self.passivating = True
+            self.gateway.tell(
+                RestartWorkspace(self.root, self.info.failures, self.info.last_error or "")
+            )
 
     def _maybe_drained(self) -> None:
         if self.draining and not self.in_flight:
