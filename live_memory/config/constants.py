@@ -225,6 +225,7 @@ TRANSCRIPT_ENTRY_MAX_CHARS: Final = 2_000  # one ask or conclusion; a pasted log
 TRANSCRIPT_TOOL_HINT_MAX_CHARS: Final = 160  # a Bash command or Grep pattern shown with the tool
 TRANSCRIPT_MAX_ATTEMPTS: Final = 3  # a queued transcript that fails this often ends as failed
 SESSION_SUMMARY_MAX_CHARS: Final = 1500  # the opt-in session-start memory summary
+TRANSCRIPT_MAX_BYTES: Final = 32 * 1024 * 1024  # longer transcripts are read from their tail
 TRANSCRIPT_KEEP_SESSIONS: Final = 30  # start-up gc keeps the rows of this many recent sessions
 SQLITE_BUSY_TIMEOUT_S: Final = 5.0
 USAGE_BY_DAY_DEFAULT_DAYS: Final = 30

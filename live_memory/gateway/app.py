@@ -18,6 +18,7 @@ from starlette.types import Receive, Scope, Send
 
 from live_memory.agent import build_services
 from live_memory.config import Settings, load_settings
+from live_memory.config import constants as C
 from live_memory.gateway.guard import Guard, allowed_hostnames
 from live_memory.gateway.mcp_tools import build_mcp_server
 from live_memory.gateway.notify_fast_path import NotifyFastPath
@@ -38,10 +39,13 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
 
     async def reload(request: Request) -> dict[str, object]:
         current: LiveMemoryService = request.app.state.service
+        # Only a `--config` file is passed on; the data dir's config.json is optional.
+        default_file = current.settings.data_dir / C.CONFIG_FILE_NAME
+        explicit = current.settings.config_file
         fresh = await asyncio.to_thread(
             load_settings,
             env,
-            config_file=current.settings.config_file,
+            config_file=None if explicit == default_file else explicit,
             overrides={
                 "host": current.settings.host,
                 "port": current.settings.port,

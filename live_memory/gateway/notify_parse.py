@@ -19,6 +19,11 @@ _FILE_CHANGED_EVENTS: frozenset[str] = frozenset({"add", "change", "unlink"})
 HOOK_TOOLS: frozenset[str] = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit"})
 
 
+def _member(value: object, allowed: frozenset[str]) -> bool:
+    """`value in allowed` for any JSON value (a list or object is unhashable, not an error)."""
+    return isinstance(value, str) and value in allowed
+
+
 def _text(value: object, field: str) -> str:
     if not isinstance(value, str) or not value:
         raise InputError(f"{field} must be a non-empty string")
@@ -53,7 +58,7 @@ def parse_notify(
         if not isinstance(item, Mapping):
             raise InputError(f"events[{i}] must be an object")
         kind = item.get("kind")
-        if kind not in _CANONICAL_KINDS:
+        if not _member(kind, _CANONICAL_KINDS):
             raise InputError(
                 f"events[{i}].kind must be one of {sorted(_CANONICAL_KINDS)}, got {kind!r}"
             )
@@ -71,13 +76,13 @@ def _from_hook(payload: Mapping[str, Any]) -> list[FileEvent]:
     name = payload.get("hook_event_name")
     if name == "FileChanged":
         event = payload.get("event")
-        if event not in _FILE_CHANGED_EVENTS:
+        if not _member(event, _FILE_CHANGED_EVENTS):
             raise InputError(f"FileChanged event must be add, change or unlink, got {event!r}")
         return [FileEvent(_text(payload.get("file_path"), "file_path"), cast(EventKind, event))]
     if name != "PostToolUse":
         raise InputError(f"hook_event_name {name!r} is not a file notification")
     tool = payload.get("tool_name")
-    if tool not in HOOK_TOOLS:
+    if not _member(tool, HOOK_TOOLS):
         return []  # other tools carry no file knowledge; accepted and ignored
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, Mapping):

@@ -31,8 +31,9 @@ from live_memory.config.constants import (
     TRANSCRIPT_KEEP_SESSIONS,
     TRANSCRIPT_MAX_ATTEMPTS,
 )
-from live_memory.knowledge.error import KnowledgeError, TranscriptError
+from live_memory.knowledge.error import KnowledgeError
 from live_memory.knowledge.sqlite_store import SqliteStore
+from live_memory.knowledge.transcript import read_transcript_bytes
 
 __all__ = ["QueueStatus", "QueuedTranscript", "TranscriptQueue", "content_hash"]
 
@@ -40,7 +41,6 @@ logger = logging.getLogger(__name__)
 
 QueueStatus = Literal["pending", "processing", "done", "failed"]
 _STATUSES: tuple[QueueStatus, ...] = ("pending", "processing", "done", "failed")
-_HASH_CHUNK = 1024 * 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -94,15 +94,9 @@ class QueuedTranscript:
 
 
 def content_hash(path: Path) -> str:
-    """sha256 of the file's bytes. Raises TranscriptError when it cannot be read."""
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as handle:
-            while chunk := handle.read(_HASH_CHUNK):
-                digest.update(chunk)
-    except OSError as exc:
-        raise TranscriptError(f"transcript {path} cannot be read: {exc.strerror or exc}") from exc
-    return digest.hexdigest()
+    """sha256 of the transcript's bytes (as `read_transcript_bytes` reads them, so only a
+    regular file, capped). Raises TranscriptError when it cannot be read."""
+    return hashlib.sha256(read_transcript_bytes(path)).hexdigest()
 
 
 class TranscriptQueue(SqliteStore):

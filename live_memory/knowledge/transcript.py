@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ import orjson
 
 from live_memory.config.constants import (
     TRANSCRIPT_ENTRY_MAX_CHARS,
+    TRANSCRIPT_MAX_BYTES,
     TRANSCRIPT_TOOL_HINT_MAX_CHARS,
 )
 from live_memory.hygiene import redact_secrets
@@ -44,6 +46,9 @@ _COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTAL
 _COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
 _NOISE_PREFIXES = ("<local-command-", "[Request interrupted", "Caveat: The messages below")
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.:/-])/[^\s`'\"()<>\[\]{},;|*?]+")
+
+
+_READ_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,21 +112,48 @@ def digest_transcript(path: Path, *, max_chars: int, root: Path | None = None) -
     )
 
 
-def _records(path: Path) -> Iterator[dict[str, object] | None]:
-    """Each non-blank line as a JSON object, or None for a line that is not one."""
+def read_transcript_bytes(path: Path, max_bytes: int = TRANSCRIPT_MAX_BYTES) -> bytes:
+    """The transcript's bytes — at most its last `max_bytes`, from a line start.
+
+    Only a regular file is read: a FIFO, device (`/dev/zero`), socket or symlink is refused
+    before any byte is read, so a caller cannot block or exhaust the server through it.
+    Raises TranscriptError.
+    """
     try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                if not line.strip():
-                    continue
-                try:
-                    record = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    yield None
-                    continue
-                yield record if isinstance(record, dict) else None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
         raise TranscriptError(f"transcript {path} cannot be read: {exc.strerror or exc}") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise TranscriptError(f"transcript {path} is not a regular file")
+        start = max(info.st_size - max_bytes, 0)
+        os.lseek(fd, start, os.SEEK_SET)
+        chunks, left = [], min(info.st_size, max_bytes)
+        while left > 0 and (chunk := os.read(fd, min(left, _READ_CHUNK))):
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise TranscriptError(f"transcript {path} cannot be read: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if start:  # began mid-file: drop the partial first line
+        data = data[data.find(b"\n") + 1 :]
+    return data
+
+
+def _records(path: Path) -> Iterator[dict[str, object] | None]:
+    """Each non-blank line as a JSON object, or None for a line that is not one."""
+    for line in read_transcript_bytes(path).splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            yield None
+            continue
+        yield record if isinstance(record, dict) else None
 
 
 def _entries(record: Mapping[str, object], root: Path | None) -> list[_Entry]:
