@@ -3,6 +3,7 @@
 LiveMemoryError
 ├── ConfigError                 a setting is invalid (the message names the variable)
 ├── InputError                  a caller sent something we refuse (mapped to 4xx)
+│   ├── RequestTimeout          the body did not arrive in time (408)
 │   ├── InvalidCwd              cwd is relative, missing or not a directory
 │   ├── UnknownWorkspace        no live state and no snapshot for that workspace (404)
 │   ├── PayloadTooLarge         a body or field is over its limit (413)
@@ -35,6 +36,7 @@ __all__ = [
     "ProviderAuthError",
     "ProviderBadResponse",
     "ProviderError",
+    "RequestTimeout",
     "ShuttingDown",
     "SnapshotError",
     "UnknownJob",
@@ -52,6 +54,10 @@ class ConfigError(LiveMemoryError):
 
 class InputError(LiveMemoryError):
     """A caller sent input we refuse."""
+
+
+class RequestTimeout(InputError):
+    """A client did not send its whole request body within the configured time."""
 
 
 class InvalidCwd(InputError):

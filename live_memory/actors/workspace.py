@@ -276,10 +276,12 @@ class WorkspaceActor(Actor):
         except BudgetExhausted as exc:
             ask.reply.set_exception(exc)
             return
-        if len(self.pending) >= C.MAX_PENDING_QUESTIONS:
+        if len(self.pending) >= self.services.settings.max_pending_questions:
+            waiting = len(self.pending)
             ask.reply.set_exception(
                 Busy(
-                    f"workspace {self.root} has {len(self.pending)} questions waiting; retry later"
+                    f"workspace {self.root} has {waiting} questions waiting "
+                    "(LIVE_MEMORY_MAX_PENDING_QUESTIONS); retry later"
                 )
             )
             return

@@ -104,6 +104,8 @@ def run_server(settings: Settings, app_factory: Callable[[Settings], ASGIApp]) -
     refused, the data dir is unusable, the port cannot be bound, or the app fails to start.
     """
     require_token_off_loopback(settings)
+    # Snapshots, logs, usage and transcript digests describe private code: owner-only files.
+    os.umask(C.DATA_UMASK)
     try:
         lock = ServeLock.acquire(Path(settings.data_dir), settings.port)
     except OSError as exc:
@@ -123,6 +125,8 @@ def run_server(settings: Settings, app_factory: Callable[[Settings], ASGIApp]) -
                 log_config=None,
                 lifespan="on",
                 timeout_graceful_shutdown=int(C.SHUTDOWN_GRACE_S),
+                timeout_keep_alive=int(C.KEEP_ALIVE_TIMEOUT_S),
+                limit_concurrency=C.MAX_CONNECTIONS,
                 server_header=False,
             )
             server = uvicorn.Server(config)

@@ -22,6 +22,11 @@ ENV_PREFIX: Final = "LIVE_MEMORY_"
 
 # --- request limits -----------------------------------------------------------------------
 MAX_BODY_BYTES: Final = 8 * 1024 * 1024
+MIN_BODY_BYTES: Final = 1024
+REQUEST_BODY_TIMEOUT_S: Final = 10.0
+MAX_CONNECTIONS: Final = 512  # uvicorn answers 503 beyond this many concurrent connections
+KEEP_ALIVE_TIMEOUT_S: Final = 5.0  # idle keep-alive connections are closed after this
+DATA_UMASK: Final = 0o077  # files the server creates are readable by their owner only
 MAX_NOTIFY_EVENTS: Final = 1000
 MAX_QUESTION_CHARS: Final = 20_000
 MIN_ANSWER_TOKENS: Final = 64

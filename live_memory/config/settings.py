@@ -61,6 +61,12 @@ class Settings:
     use_subscription: bool = True
     oauth_token_url: str | None = None
     insights_root: Path | None = None
+    max_body_bytes: int = C.MAX_BODY_BYTES
+    max_notify_events: int = C.MAX_NOTIFY_EVENTS
+    max_question_chars: int = C.MAX_QUESTION_CHARS
+    max_pending_questions: int = C.MAX_PENDING_QUESTIONS
+    request_timeout_s: float = C.REQUEST_BODY_TIMEOUT_S
+    """A client must send its whole body within this many seconds (slow clients get 408)."""
     passivate_after_s: float = C.PASSIVATE_AFTER_IDLE_S
     """Idle seconds before a workspace actor is passivated (snapshot flushed, thread ended)."""
     secret_path_patterns: tuple[str, ...] = C.DEFAULT_SECRET_PATH_PATTERNS

@@ -233,6 +233,11 @@ VARIABLES: Final[dict[str, Parser]] = {
     "oauth_token_url": _url,
     "insights_root": _path,
     "passivate_after_s": _number(0.0, lo_open=True),
+    "max_body_bytes": _integer(C.MIN_BODY_BYTES, None),
+    "max_notify_events": _integer(1, None),
+    "max_question_chars": _integer(1, None),
+    "max_pending_questions": _integer(0, None),
+    "request_timeout_s": _number(0.0, lo_open=True),
 }
 """Config key (= Settings field = env name without prefix, lower case) -> parser."""
 

@@ -1,40 +1,50 @@
-"""Request bodies: size limits and JSON decoding, shared by every route."""
+"""Request bodies: size and time limits and JSON decoding, shared by every route."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import orjson
 from starlette.types import Receive
 
-from live_memory.config import constants as C
-from live_memory.errors import InputError, PayloadTooLarge
+from live_memory.config import Settings
+from live_memory.errors import InputError, PayloadTooLarge, RequestTimeout
 
 __all__ = ["decode_json", "read_body"]
 
 
-def _too_large(size: int | str) -> PayloadTooLarge:
-    return PayloadTooLarge(f"body is {size} bytes; the limit is {C.MAX_BODY_BYTES}")
+def _too_large(size: int | str, limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"body is {size} bytes; LIVE_MEMORY_MAX_BODY_BYTES is {limit}")
 
 
-async def read_body(receive: Receive, declared_length: bytes | None) -> bytes:
-    """The whole body, refusing (413) anything over MAX_BODY_BYTES before buffering it."""
+async def read_body(receive: Receive, declared_length: bytes | None, settings: Settings) -> bytes:
+    """The whole body: refused (413) over LIVE_MEMORY_MAX_BODY_BYTES before it is buffered,
+    and (408) when the client takes longer than LIVE_MEMORY_REQUEST_TIMEOUT_S to send it."""
+    limit = settings.max_body_bytes
     declared = declared_length or b""
-    if declared.isdigit() and int(declared) > C.MAX_BODY_BYTES:
-        raise _too_large(declared.decode())
+    if declared.isdigit() and int(declared) > limit:
+        raise _too_large(declared.decode(), limit)
     chunks: list[bytes] = []
     size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise InputError("the client disconnected before sending the whole body")
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > C.MAX_BODY_BYTES:
-            raise _too_large(f"more than {size}")
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
+    try:
+        async with asyncio.timeout(settings.request_timeout_s):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise InputError("the client disconnected before sending the whole body")
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    raise _too_large(f"more than {size}", limit)
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(chunks)
+    except TimeoutError:
+        raise RequestTimeout(
+            f"the body did not arrive within LIVE_MEMORY_REQUEST_TIMEOUT_S "
+            f"({settings.request_timeout_s:g} s)"
+        ) from None
 
 
 def decode_json(raw: bytes) -> Any:

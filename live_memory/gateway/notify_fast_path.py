@@ -31,9 +31,10 @@ class NotifyFastPath:
             status, payload = 405, {"error": "use POST /notify"}
         else:
             try:
+                service = scope["app"].state.service
                 length = dict(scope["headers"]).get(b"content-length")
-                body = decode_json(await read_body(receive, length))
-                outcome = await scope["app"].state.service.notify(body)
+                body = decode_json(await read_body(receive, length, service.settings))
+                outcome = await service.notify(body)
                 status = 200
                 payload = {"accepted": outcome.accepted, "ignored": outcome.ignored}
             except (LiveMemoryError, TimeoutError) as exc:

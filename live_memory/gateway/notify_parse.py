@@ -52,7 +52,9 @@ def parse_notify(
     if not isinstance(events, list):
         raise InputError("events must be a list of {path, kind, content?}")
     if len(events) > max_events:
-        raise PayloadTooLarge(f"events: {len(events)} in one batch, the limit is {max_events}")
+        raise PayloadTooLarge(
+            f"events: {len(events)} in one batch; LIVE_MEMORY_MAX_NOTIFY_EVENTS is {max_events}"
+        )
     parsed = []
     for i, item in enumerate(events):
         if not isinstance(item, Mapping):

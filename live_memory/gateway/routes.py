@@ -26,9 +26,9 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 async def _body(request: Request) -> Any:
-    return decode_json(
-        await read_body(request.receive, request.headers.get("content-length", "").encode() or None)
-    )
+    length = request.headers.get("content-length")
+    declared = length.encode() if length else None
+    return decode_json(await read_body(request.receive, declared, _service(request).settings))
 
 
 def _object(body: Any) -> dict[str, Any]:

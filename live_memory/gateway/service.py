@@ -97,12 +97,12 @@ def _fact(item: object, index: int) -> LedgerFact:
     )
 
 
-def _question(value: object) -> str:
+def _question(value: object, limit: int) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InputError("question must be a non-empty string")
-    if len(value) > C.MAX_QUESTION_CHARS:
+    if len(value) > limit:
         raise PayloadTooLarge(
-            f"question is {len(value)} characters; the limit is {C.MAX_QUESTION_CHARS}"
+            f"question is {len(value)} characters; LIVE_MEMORY_MAX_QUESTION_CHARS is {limit}"
         )
     return value.strip()
 
@@ -165,7 +165,7 @@ class LiveMemoryService:
 
         Raises InputError, PayloadTooLarge, ShuttingDown or NoProviderConfigured.
         """
-        text, where = _question(question), _cwd(cwd)
+        text, where = _question(question, self.settings.max_question_chars), _cwd(cwd)
         canonical_workspace(where, canonicalize=False)  # fail fast: relative, missing, file
         requested = _answer_tokens(max_answer_tokens)
         tokens = clamp_answer_tokens(requested, self.settings.max_answer_tokens)
@@ -197,7 +197,7 @@ class LiveMemoryService:
         return await wait_reply(reply, C.EDGE_REPLY_TIMEOUT_S)
 
     async def notify(self, body: object) -> NotifyOutcome:
-        cwd, events = parse_notify(body)
+        cwd, events = parse_notify(body, max_events=self.settings.max_notify_events)
         if not events:
             return NotifyOutcome(0, 0)
         return await self._call(cwd, lambda r: Notify(tuple(events), r))

@@ -568,3 +568,21 @@ def test_corrupt_and_unknown_version_snapshots_are_quarantined_on_restart(
             p.read_bytes() for p in (store.directory / C.QUARANTINE_DIR_NAME).iterdir()
         )
     assert quarantined == sorted([garbage, unknown])
+
+
+def test_a_slow_client_gets_408_and_the_server_stays_available(tmp_path: Path) -> None:
+    env = {"LIVE_MEMORY_REQUEST_TIMEOUT_S": "1"}
+    with (
+        ServerProcess(tmp_path / "data", env) as server,
+        socket.create_connection(("127.0.0.1", server.port), timeout=10) as slow,
+    ):
+        slow.sendall(
+            b"POST /notify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 100\r\n\r\n{"cwd": '
+        )
+        assert server.request("GET", "/health").status_code == 200
+        reply = slow.recv(4096)
+        assert b" 408 " in reply.split(b"\r\n", 1)[0]
+        assert b"LIVE_MEMORY_REQUEST_TIMEOUT_S" in reply
+        data = tmp_path / "data"
+        assert (data / "usage.sqlite3").stat().st_mode & 0o077 == 0

@@ -63,7 +63,7 @@ def test_bad_notify_bodies_get_a_4xx_naming_the_problem_and_lose_nothing(
             (
                 json.dumps({"cwd": str(repo), "events": [{"path": "a"}] * 5000}).encode(),
                 413,
-                "limit",
+                "LIVE_MEMORY_MAX_NOTIFY_EVENTS",
             ),
             (
                 json.dumps({"cwd": str(repo), "hook_event_name": "SessionStart"}).encode(),

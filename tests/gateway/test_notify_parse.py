@@ -59,7 +59,9 @@ def test_an_empty_batch_is_valid() -> None:
 def test_too_many_events_is_payload_too_large() -> None:
     events = [{"path": f"f{i}.py", "kind": "change"} for i in range(4)]
     assert len(parse_notify({"cwd": CWD, "events": events}, max_events=4)[1]) == 4
-    with pytest.raises(PayloadTooLarge, match="events: 5 in one batch, the limit is 4"):
+    with pytest.raises(
+        PayloadTooLarge, match="events: 5 in one batch; LIVE_MEMORY_MAX_NOTIFY_EVENTS is 4"
+    ):
         parse_notify({"cwd": CWD, "events": [*events, events[0]]}, max_events=4)
 
 
