@@ -138,6 +138,7 @@ class WorkspaceActor(Actor):
         self.pinging = False
         self.ping_ttl: CacheTtl | None = None
         self.distilling: int | None = None
+        self.tree_built = False
 
     def _configure(self, services: Services) -> None:
         self.services = services
@@ -190,12 +191,17 @@ class WorkspaceActor(Actor):
             total_cap_bytes=min(C.PRELOAD_MAX_TOTAL_BYTES, floor_chars // 2),
             secret_patterns=settings.secret_path_patterns,
         )
-        self._rebuild_tree()
         self.window.freeze()
         background.drain_transcripts(self)
 
-    def _rebuild_tree(self) -> None:
-        self.window.tree = build_directory_tree(self.path, tree_chars(self.window, self.services))
+    def _ensure_tree(self) -> None:
+        """The directory tree is built when the first question needs it, not at activation:
+        walking a huge root must not hold up notifications, stats or wipes."""
+        if not self.tree_built:
+            self.window.tree = build_directory_tree(
+                self.path, tree_chars(self.window, self.services)
+            )
+            self.tree_built = True
 
     def stopped(self) -> None:
         for slot in self.in_flight.values():
@@ -296,6 +302,7 @@ class WorkspaceActor(Actor):
             self._spawn(ask)
 
     def _spawn(self, ask: Ask) -> None:
+        self._ensure_tree()
         self.window.sync_deltas()
         hints = tuple(self.window.drain_recently_modified())
         now = time.monotonic()
@@ -430,12 +437,9 @@ class WorkspaceActor(Actor):
         self.current_score = (0, 0)
         self.store.delete(self.path)
         self.dirty = False
+        self.tree_built = False
         if reload:
             self._load_workspace()
-        else:
-            self.window.tree = build_directory_tree(
-                self.path, tree_chars(self.window, self.services)
-            )
 
     def _idle(self) -> bool:
         return not self.in_flight and not self.pending
