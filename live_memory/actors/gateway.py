@@ -154,6 +154,8 @@ class GatewayActor(Actor):
                 return
             ref = self._activate(root)
         ref.tell(route.message)
+        if route.handle is not None and not route.handle.done():
+            route.handle.set_result(ref)
 
     def _activate(self, root: str) -> ActorRef[Any]:
         logger.info("activating workspace %s", root)

@@ -94,6 +94,9 @@ class Route:
     message: Any
     activate_unknown: bool = True
     """False: a workspace with neither live state nor a snapshot is an UnknownWorkspace."""
+    handle: Promise[Any] | None = None
+    """Filled with the workspace actor's ref, so the edge can address it directly next time
+    (Ray-style handles); the gateway stays the authority on names."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,12 +25,15 @@ from live_memory.actors.message import (
     Cancel,
     Clear,
     Commit,
+    DescribeMemory,
     Drain,
     DrainTranscripts,
+    ExportLedger,
     FileEvent,
     ForkFailed,
     GetStats,
     IdleCheck,
+    ImportFacts,
     KeepWarmTick,
     Notify,
     NotifyOutcome,
@@ -91,6 +94,19 @@ def _digest(root: Path, rel: str, secret_patterns: Sequence[str]) -> str | None:
     except (LiveMemoryError, OSError):
         return None
     return read.sha256
+
+
+_REQUESTS = (
+    Ask,
+    Notify,
+    GetStats,
+    Reset,
+    Clear,
+    ExportLedger,
+    ImportFacts,
+    DescribeMemory,
+    DrainTranscripts,
+)
 
 
 class WorkspaceActor(Actor):
@@ -227,6 +243,10 @@ class WorkspaceActor(Actor):
     def handle(self, message: Any) -> None:
         if not isinstance(message, IdleCheck | KeepWarmTick | PingDone):
             self.last_activity = time.monotonic()
+        if self.passivating and isinstance(message, _REQUESTS):
+            # Sent on a handle to this incarnation; the gateway buffers it for the next one.
+            self.gateway.tell(Route(self.root, message))
+            return
         if background.background_message(self, message):
             return
         match message:
@@ -271,9 +291,6 @@ class WorkspaceActor(Actor):
         return 1 if settings.concurrency == "serial" else settings.max_parallel_queries
 
     def _ask(self, ask: Ask) -> None:
-        if self.passivating:  # let the next incarnation of this workspace answer it
-            self.gateway.tell(Route(self.root, ask))
-            return
         if self.closing:
             ask.reply.set_exception(ShuttingDown("the server is shutting down"))
             return

@@ -39,7 +39,7 @@ from live_memory.actors.message import (
     ImportFacts,
     UpdateServices,
 )
-from live_memory.actors.runtime import ActorRef
+from live_memory.actors.runtime import ActorDeadError, ActorRef
 from live_memory.actors.watchdog import WatchdogActor
 from live_memory.agent import Services, build_services, clamp_answer_tokens
 from live_memory.agent.services import Stores
@@ -154,6 +154,8 @@ class LiveMemoryService:
             self.gateway.tell(AttachWatcher(self.watcher))
         self.closing = False
         self.jobs = JobRunner()
+        self._handles: dict[str, ActorRef[Any]] = {}
+        """cwd -> workspace actor handle (written from actor threads: single dict ops)."""
         for root in self.stores.transcripts.workspaces_with_pending():
             self.gateway.tell(Route(root, DrainTranscripts()))
 
@@ -180,7 +182,7 @@ class LiveMemoryService:
         text, where, tokens = self.check_ask(question, cwd, max_answer_tokens)
         budget = self.settings.default_timeout_s
         reply: Future[Answer] = Future()
-        self.gateway.tell(Route(where, Ask(text, tokens, time.monotonic() + budget, reply)))
+        self._send(where, Ask(text, tokens, time.monotonic() + budget, reply))
         try:
             return await wait_reply(reply, budget + C.HARD_DEADLINE_MARGIN_S)
         except TimeoutError:
@@ -193,8 +195,29 @@ class LiveMemoryService:
         self, cwd: object, make: Callable[[Future[T]], Any], *, activate: bool = True
     ) -> T:
         reply: Future[T] = Future()
-        self.gateway.tell(Route(_cwd(cwd), make(reply), activate_unknown=activate))
+        self._send(_cwd(cwd), make(reply), activate=activate)
         return await wait_reply(reply, C.EDGE_REPLY_TIMEOUT_S)
+
+    def _send(self, cwd: str, message: Any, *, activate: bool = True) -> None:
+        """Tell the workspace for `cwd`: directly on a remembered handle, else through the
+        gateway, which resolves the name, activates the actor and hands back its handle."""
+        ref = self._handles.get(cwd)
+        if ref is not None:
+            try:
+                ref.tell(message)
+                return
+            except ActorDeadError:  # passivated or restarted: ask the gateway again
+                self._handles.pop(cwd, None)
+        handle: Future[ActorRef[Any]] = Future()
+        handle.add_done_callback(lambda f: self._remember(cwd, f))
+        self.gateway.tell(Route(cwd, message, activate_unknown=activate, handle=handle))
+
+    def _remember(self, cwd: str, handle: Future[ActorRef[Any]]) -> None:
+        if handle.cancelled() or handle.exception() is not None:
+            return
+        if len(self._handles) >= C.EDGE_HANDLE_CACHE_SIZE:
+            self._handles.pop(next(iter(self._handles)))
+        self._handles[cwd] = handle.result()
 
     async def notify(self, body: object) -> NotifyOutcome:
         cwd, events = parse_notify(body, max_events=self.settings.max_notify_events)
