@@ -4,6 +4,7 @@ LiveMemoryError
 ├── ConfigError                 a setting is invalid (the message names the variable)
 ├── InputError                  a caller sent something we refuse (mapped to 4xx)
 │   ├── RequestTimeout          the body did not arrive in time (408)
+│   ├── ClientGone              the client disconnected; its work was cancelled (499)
 │   ├── InvalidCwd              cwd is relative, missing or not a directory
 │   ├── UnknownWorkspace        no live state and no snapshot for that workspace (404)
 │   ├── PayloadTooLarge         a body or field is over its limit (413)
@@ -25,6 +26,7 @@ from __future__ import annotations
 __all__ = [
     "BudgetExhausted",
     "Busy",
+    "ClientGone",
     "ConfigError",
     "InputError",
     "InvalidCwd",
@@ -58,6 +60,10 @@ class InputError(LiveMemoryError):
 
 class RequestTimeout(InputError):
     """A client did not send its whole request body within the configured time."""
+
+
+class ClientGone(InputError):
+    """The client disconnected before its answer was ready; the work was cancelled."""
 
 
 class InvalidCwd(InputError):

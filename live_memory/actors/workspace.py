@@ -462,6 +462,8 @@ class WorkspaceActor(Actor):
         return not self.in_flight and not self.pending
 
     def _idle_check(self, idle_after_s: float) -> None:
+        if self.dirty:  # a snapshot write that failed (full disk) is retried on every sweep
+            self._flush()
         if self._idle() and time.monotonic() - self.last_activity >= idle_after_s:
             self.gateway.tell(RequestPassivation(self.root))
 

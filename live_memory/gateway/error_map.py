@@ -7,6 +7,7 @@ import logging
 from live_memory.errors import (
     BudgetExhausted,
     Busy,
+    ClientGone,
     ConfigError,
     InputError,
     LiveMemoryError,
@@ -29,6 +30,7 @@ _STATUS: tuple[tuple[type[BaseException], int], ...] = (
     (UnknownJob, 404),
     (PayloadTooLarge, 413),
     (RequestTimeout, 408),
+    (ClientGone, 499),
     (Busy, 429),
     (BudgetExhausted, 429),
     (InputError, 422),

@@ -5,15 +5,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from live_memory.config import constants as C
-from live_memory.errors import InputError, LiveMemoryError
+from live_memory.errors import ClientGone, InputError, LiveMemoryError
 from live_memory.gateway.body import decode_json, read_body
 from live_memory.gateway.error_map import error_response
 from live_memory.gateway.json_response import ORJSONResponse
@@ -22,6 +23,7 @@ from live_memory.gateway.stats_text import render_stats_text
 
 __all__ = ["build_routes"]
 
+T = TypeVar("T")
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -29,6 +31,28 @@ async def _body(request: Request) -> Any:
     length = request.headers.get("content-length")
     declared = length.encode() if length else None
     return decode_json(await read_body(request.receive, declared, _service(request).settings))
+
+
+async def _unless_disconnected(request: Request, work: Coroutine[Any, Any, T]) -> T:
+    """Run `work`, cancelling it if the client goes away: its fork and model calls stop
+    instead of running on for nobody."""
+    task = asyncio.ensure_future(work)
+
+    async def watch() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    watcher = asyncio.ensure_future(watch())
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            task.cancel()
+            raise ClientGone("the client disconnected; its question was cancelled")
+        return task.result()
+    finally:
+        watcher.cancel()
+        if not task.done():
+            task.cancel()
 
 
 def _object(body: Any) -> dict[str, Any]:
@@ -90,8 +114,11 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
 
     async def api_ask(request: Request) -> Response:
         body = _object(await _body(request))
-        answer = await _service(request).ask(
-            body.get("question"), body.get("cwd"), body.get("max_answer_tokens")
+        answer = await _unless_disconnected(
+            request,
+            _service(request).ask(
+                body.get("question"), body.get("cwd"), body.get("max_answer_tokens")
+            ),
         )
         return ORJSONResponse(
             {

@@ -160,3 +160,28 @@ def test_async_tools_submit_then_collect_once(
             server.url, "ask_live_memory_submit", {"question": "q?", "cwd": "relative"}
         )
         assert is_error and "absolute" in bad
+
+
+def test_a_caller_that_goes_away_cancels_its_fork_and_its_model_calls(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    fake.script(ToolUse("Read", {"file_path": "src/app.py"}, delay_s=1.5), Text("never asked"))
+    with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+        _warm(server, repo)
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(
+                f"{server.url}/api/ask",
+                json={"question": "q?", "cwd": str(repo)},
+                timeout=httpx.Timeout(5.0, read=0.5),
+            )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+            forks = [a for a in server.request("GET", "/actors").json() if a["kind"] == "fork"]
+            if stats["queue"]["in_flight"] == 0 and not forks:
+                break
+            time.sleep(0.1)
+        assert stats["queue"]["in_flight"] == 0 and not forks
+        time.sleep(2.0)  # the first model reply has come and gone: no second call may follow
+        assert len(fake.requests) == 1
+        assert stats["questions_answered"] == 0
