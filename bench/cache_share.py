@@ -24,7 +24,7 @@ from live_memory.providers.anthropic_adapter import build_messages_params
 from live_memory.providers.types import ChatRequest, SystemBlock
 from live_memory.testing import FakeProvider, Recorded, Reply, Text, ToolUse
 from live_memory.testing.fake_anthropic_wire import prompt_of
-from live_memory.testing.fake_cache import PrefixCache
+from live_memory.testing.fake_cache import PrefixCache, common_prefix_len
 from live_memory.testing.server_process import ServerProcess
 from live_memory.tools import Toolbox, build_directory_tree
 
@@ -88,7 +88,8 @@ def _server_session(questions: int, env_extra: dict[str, str]) -> tuple[float, f
             stats = c.get(f"{server.url}/stats", params={"cwd": str(repo)}).json()
         prompts = [prompt_of(r.body)[0] for r in fake.requests]
         seen = sum(
-            max((_common(p, q) for q in prompts[:i]), default=0) for i, p in enumerate(prompts)
+            max((common_prefix_len(p, q) for q in prompts[:i]), default=0)
+            for i, p in enumerate(prompts)
         )
         ideal = seen / sum(len(p) for p in prompts)
         return fake.cache_stats().hit_ratio, ideal, int(stats["compactions"])
@@ -147,24 +148,12 @@ def _replayed_share(questions: int, naive: bool) -> tuple[float, float]:
         body, markers = prompt_of(dict(build_messages_params(request)))
         usage = cache.anthropic(MODEL, body, markers)
         # The ideal: everything a previous prompt already sent could have been a cache hit.
-        seen += max((_common(body, p) for p in previous), default=0)
+        seen += max((common_prefix_len(body, p) for p in previous), default=0)
         previous.append(body)
         prompt += usage.prompt_tokens
         cached += usage.cache_read_input_tokens
         window.append_qa(question, "The function lives in src/module_3.py.")
     return cached / prompt, cache.tokens(seen) / prompt
-
-
-def _common(a: bytes, b: bytes) -> int:
-    n = min(len(a), len(b))
-    low, high = 0, n
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["AnthropicCacheUsage", "PrefixCache"]
+__all__ = ["AnthropicCacheUsage", "PrefixCache", "common_prefix_len"]
 
 _MAX_ENTRIES = 512  # per model/key; the oldest are forgotten, like an evicting cache
 
@@ -67,7 +67,7 @@ class PrefixCache:
         if key is None and not keyless:
             return 0
         entries = self._entries.setdefault(("openai", model, key or ""), [])
-        common = max((_common_prefix_len(e, prompt) for e in entries), default=0)
+        common = max((common_prefix_len(e, prompt) for e in entries), default=0)
         _remember(entries, prompt)
         tokens = self.tokens(common)
         return tokens - tokens % step if step > 0 else tokens
@@ -79,7 +79,8 @@ def _remember(entries: list[bytes], prefix: bytes) -> None:
         del entries[:-_MAX_ENTRIES]
 
 
-def _common_prefix_len(a: bytes, b: bytes) -> int:
+def common_prefix_len(a: bytes, b: bytes) -> int:
+    """Length of the longest common byte prefix of `a` and `b`."""
     # Binary search over slice comparisons: C-speed even for long prompts.
     low, high = 0, min(len(a), len(b))
     while low < high:
