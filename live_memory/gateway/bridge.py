@@ -20,7 +20,8 @@ async def wait_reply(reply: Future[T], timeout: float) -> T:
     """
     wrapped = asyncio.wrap_future(reply)
     try:
-        return await asyncio.wait_for(wrapped, timeout)
+        async with asyncio.timeout(timeout):  # cheaper than wait_for: no extra task
+            return await wrapped
     finally:
         if not reply.done():
             reply.cancel()
