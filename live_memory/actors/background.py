@@ -12,6 +12,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from live_memory.actors import questions
 from live_memory.actors.message import (
     DescribeMemory,
     ExportLedger,
@@ -111,7 +112,7 @@ def keep_warm(actor: WorkspaceActor, tick: KeepWarmTick) -> None:
         tools=Toolbox.specs(),
         model=actor.services.model,
         max_tokens=C.KEEP_WARM_PING_MAX_TOKENS,
-        cache_key=actor._cache_key(),
+        cache_key=questions.cache_key(actor),
         cache_ttl=cache.ttl,
         breakpoints=cache.breakpoints,
     )

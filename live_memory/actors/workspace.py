@@ -6,21 +6,17 @@ and come back as Commit messages, adopted under the optimistic version rule.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import logging
 import time
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from live_memory.actors import background
-from live_memory.actors.fork import ForkActor
+from live_memory.actors import background, questions
 from live_memory.actors.message import (
-    Answer,
     Ask,
     Cancel,
     Clear,
@@ -44,23 +40,18 @@ from live_memory.actors.message import (
     Reset,
     RestartWorkspace,
     Route,
-    StartFork,
     UpdateServices,
 )
 from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
-from live_memory.actors.workspace_stats import WorkspaceCounters, prefix_tokens, workspace_stats
+from live_memory.actors.workspace_stats import WorkspaceCounters, workspace_stats
 from live_memory.agent.compactor import tree_chars
-from live_memory.agent.question import QuestionJob, QuestionOutcome
 from live_memory.agent.services import Services
 from live_memory.config import constants as C
 from live_memory.errors import (
-    BudgetExhausted,
-    Busy,
     LiveMemoryError,
     ShuttingDown,
     SnapshotError,
 )
-from live_memory.memory.commit import decide_commit
 from live_memory.memory.compaction import DistillGate
 from live_memory.memory.ingest import Ingestor
 from live_memory.memory.model import LedgerFact
@@ -75,14 +66,6 @@ from live_memory.tools import Toolbox, build_directory_tree, read_workspace_byte
 __all__ = ["WorkspaceActor"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class _Slot:
-    ask: Ask
-    ref: ActorRef[Any]
-    base_version: int
-    ttl: CacheTtl | None
 
 
 def _digest(root: Path, rel: str, secret_patterns: Sequence[str]) -> str | None:
@@ -140,7 +123,7 @@ class WorkspaceActor(Actor):
         self.notify_log: deque[tuple[int, FileEvent | tuple[LedgerFact, ...]]] = deque()
         """What changed the window while forks ran, replayed onto an adopted fork window."""
         self.pending: deque[Ask] = deque()
-        self.in_flight: dict[int, _Slot] = {}
+        self.in_flight: dict[int, questions.Slot] = {}
         self.fork_ids = itertools.count(1)
         self.counters = WorkspaceCounters()
         self.gate = DistillGate()
@@ -251,11 +234,11 @@ class WorkspaceActor(Actor):
             return
         match message:
             case Ask():
-                self._ask(message)
+                questions.ask(self, message)
             case Commit():
-                self._commit(message)
+                questions.commit(self, message)
             case ForkFailed():
-                self._fork_failed(message)
+                questions.fork_failed(self, message)
             case Notify():
                 outcome = self._notify(message.events)
                 if message.reply is not None:
@@ -284,152 +267,6 @@ class WorkspaceActor(Actor):
 
     def stats(self) -> dict[str, object]:
         return workspace_stats(self)
-
-    # --- questions -----------------------------------------------------------------------
-    def _limit(self) -> int:
-        settings = self.services.settings
-        return 1 if settings.concurrency == "serial" else settings.max_parallel_queries
-
-    def _ask(self, ask: Ask) -> None:
-        if self.closing:
-            ask.reply.set_exception(ShuttingDown("the server is shutting down"))
-            return
-        try:
-            self.services.spend.check(self.root)
-        except BudgetExhausted as exc:
-            ask.reply.set_exception(exc)
-            return
-        if len(self.pending) >= self.services.settings.max_pending_questions:
-            waiting = len(self.pending)
-            ask.reply.set_exception(
-                Busy(
-                    f"workspace {self.root} has {waiting} questions waiting "
-                    "(LIVE_MEMORY_MAX_PENDING_QUESTIONS); retry later"
-                )
-            )
-            return
-        self.pending.append(ask)
-        self._admit()
-
-    def _admit(self) -> None:
-        while self.pending and len(self.in_flight) < self._limit():
-            ask = self.pending.popleft()
-            if ask.reply.done():  # the asker went away while waiting
-                continue
-            self._spawn(ask)
-
-    def _spawn(self, ask: Ask) -> None:
-        self._ensure_tree()
-        self.window.sync_deltas()
-        hints = tuple(self.window.drain_recently_modified())
-        now = time.monotonic()
-        self.economics.observe_question(now)
-        cache = self.economics.decide(now, prefix_tokens(self)[1])
-        job = QuestionJob(
-            question=ask.question,
-            window=self.window.copy(),
-            recently_modified=hints,
-            soft_deadline=ask.soft_deadline,
-            max_answer_tokens=ask.max_answer_tokens,
-            workspace_key=self._cache_key(),
-            gate=self.gate,
-            cache_ttl=cache.ttl,
-            cache_breakpoints=cache.breakpoints,
-        )
-        fork_id = next(self.fork_ids)
-        ref = self.system.start(
-            ForkActor,
-            f"{self.root}#fork-{fork_id}",
-            fork_id=fork_id,
-            workspace=self.actor_ref,
-            job=job,
-            services=self.services,
-            toolbox=self.toolbox,
-            base_version=self.version,
-            base_seq=self.seq,
-        )
-        self.in_flight[fork_id] = _Slot(ask, ref, self.version, cache.ttl)
-        ask.reply.add_done_callback(
-            lambda f: ref.tell(Cancel("asker went away")) if f.cancelled() else None
-        )
-        ref.tell(StartFork())
-
-    def _cache_key(self) -> str:
-        return "live-memory-" + hashlib.sha256(self.root.encode()).hexdigest()[:24]
-
-    def _commit(self, commit: Commit) -> None:
-        slot = self.in_flight.pop(commit.fork_id, None)
-        outcome: QuestionOutcome = commit.result
-        decision = decide_commit(
-            commit.base_version,
-            self.version,
-            self.wiped_at_version,
-            outcome.exploration,
-            self.current_score,
-        )
-        if decision != "race_dropped":
-            window: Window = commit.window
-            for seq, event in self.notify_log:
-                if seq <= commit.base_seq:
-                    continue
-                if isinstance(event, FileEvent):
-                    self.ingestor.apply(window, event.path, event.kind, event.content)
-                else:
-                    window.learn(event)
-            window.recently_modified = list(
-                dict.fromkeys([*window.recently_modified, *self.window.recently_modified])
-            )
-            self.window = window
-            self.version += 1
-            self.current_score = outcome.exploration
-        self.counters.record(outcome, decision, self.services)
-        done = time.monotonic()
-        for usage in outcome.loop.usage_by_call:
-            self.economics.observe_usage(done, usage, slot.ttl if slot else None)
-        self.services.spend.record(
-            self.root,
-            outcome.loop.usage + outcome.summary_usage,
-            outcome.cost_usd,
-            question=True,
-        )
-        self.last_question_at = self.last_touch = time.monotonic()
-        self.dirty = True
-        self._flush()
-        self._trim_notify_log()
-        if outcome.compacted:
-            background.write_insights(self)
-        if slot is not None and not slot.ask.reply.done():
-            slot.ask.reply.set_result(self._answer(outcome))
-        self._admit()
-        background.drain_transcripts(self)
-        self._maybe_drained()
-
-    def _answer(self, outcome: QuestionOutcome) -> Answer:
-        loop = outcome.loop
-        return Answer(
-            text=f"{outcome.answer_text}\n{outcome.trailer}",
-            answer=outcome.answer_text,
-            model=loop.model,
-            latency_s=outcome.latency_s,
-            usage=loop.usage,
-            tool_calls=loop.tool_calls,
-            files_read=loop.files_read,
-            cost_usd=outcome.cost_usd,
-            context_pct=outcome.context_pct,
-            timed_out=loop.timed_out,
-            stop_reason=loop.stop_reason,
-            provider_s=loop.provider_s,
-        )
-
-    def _fork_failed(self, failed: ForkFailed) -> None:
-        slot = self.in_flight.pop(failed.fork_id, None)
-        self.counters.failures += 1
-        if slot is not None and not slot.ask.reply.done():
-            slot.ask.reply.set_exception(failed.error)
-        self._trim_notify_log()
-        self._admit()
-        background.drain_transcripts(self)
-        self._maybe_drained()
 
     # --- notifications -------------------------------------------------------------------
     def _notify(self, events: tuple[FileEvent, ...]) -> NotifyOutcome:
