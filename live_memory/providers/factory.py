@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from live_memory.config import constants
 from live_memory.config.settings import Settings
@@ -12,6 +13,7 @@ from live_memory.providers.endpoint import (
     sends_key_as_bearer,
     unsupported_endpoint_problem,
 )
+from live_memory.providers.lazy import LazyProvider
 from live_memory.providers.oauth import OAuthTokenSource
 from live_memory.providers.types import Provider
 
@@ -37,23 +39,28 @@ def make_provider(settings: Settings) -> Provider:
     if settings.provider is None:
         raise NoProviderConfigured(settings.provider_problem or _NO_PROVIDER)
     if settings.provider == constants.PROVIDER_ANTHROPIC:
-        return _anthropic(settings, settings.base_url or constants.ANTHROPIC_DEFAULT_BASE_URL)
+        base_url = settings.base_url or constants.ANTHROPIC_DEFAULT_BASE_URL
+        build = _anthropic(settings, base_url)
+        return LazyProvider(constants.PROVIDER_ANTHROPIC, base_url, build)
     if settings.provider == constants.PROVIDER_OPENAI:
-        from live_memory.providers.openai_adapter import OpenAIProvider  # noqa: PLC0415 (slow SDK import)
+        base_url = settings.base_url or constants.OPENAI_DEFAULT_BASE_URL
 
-        return OpenAIProvider(
-            settings.base_url or constants.OPENAI_DEFAULT_BASE_URL, settings.api_key
-        )
+        def build_openai() -> Provider:
+            # The SDK is slow to import: load the adapter only when it is first needed.
+            from live_memory.providers.openai_adapter import OpenAIProvider  # noqa: PLC0415
+
+            return OpenAIProvider(base_url, settings.api_key)
+
+        return LazyProvider(constants.PROVIDER_OPENAI, base_url, build_openai)
     raise ConfigError(
         f"LIVE_MEMORY_PROVIDER must be {constants.PROVIDER_ANTHROPIC!r} or "
         f"{constants.PROVIDER_OPENAI!r}, got {settings.provider!r}"
     )
 
 
-def _anthropic(settings: Settings, base_url: str) -> Provider:
-    # The SDK is slow to import: load the adapter only for the configured provider.
-    from live_memory.providers.anthropic_adapter import AnthropicProvider  # noqa: PLC0415
-
+def _anthropic(settings: Settings, base_url: str) -> Callable[[], Provider]:
+    """Validate now (a bad endpoint or missing credential fails at start-up or reload);
+    build the SDK-backed adapter later, when the first request needs it."""
     kind = endpoint_kind(constants.PROVIDER_ANTHROPIC, settings.base_url, settings.model)
     problem = unsupported_endpoint_problem(kind, base_url)
     if problem is not None:
@@ -72,7 +79,16 @@ def _anthropic(settings: Settings, base_url: str) -> Provider:
                 "the Claude subscription credential was not found; set LIVE_MEMORY_API_KEY"
             )
         beta = {"anthropic-beta": constants.ANTHROPIC_OAUTH_BETA}
-        return AnthropicProvider(base_url, None, auth_token=token, default_headers=beta)
-    if settings.api_key_source == _AUTH_TOKEN_SOURCE or sends_key_as_bearer(kind):
-        return AnthropicProvider(base_url, None, auth_token=settings.api_key)
-    return AnthropicProvider(base_url, settings.api_key)
+        bearer: str | OAuthTokenSource | None = token
+        key: str | None = None
+    elif settings.api_key_source == _AUTH_TOKEN_SOURCE or sends_key_as_bearer(kind):
+        bearer, key, beta = settings.api_key, None, {}
+    else:
+        bearer, key, beta = None, settings.api_key, {}
+
+    def build() -> Provider:
+        from live_memory.providers.anthropic_adapter import AnthropicProvider  # noqa: PLC0415
+
+        return AnthropicProvider(base_url, key, auth_token=bearer, default_headers=beta or None)
+
+    return build

@@ -12,11 +12,11 @@ from live_memory.providers import (
     AnthropicProvider,
     ChatRequest,
     Message,
-    OpenAIProvider,
     Provider,
     TextBlock,
     make_provider,
 )
+from live_memory.providers.lazy import LazyProvider
 from live_memory.testing import FakeProvider
 
 REQUEST = ChatRequest(
@@ -54,9 +54,9 @@ def test_default_base_urls() -> None:
     anthropic = make_provider(Settings(provider="anthropic", api_key="k"))
     openai = make_provider(Settings(provider="openai", api_key="k"))
 
-    assert isinstance(anthropic, AnthropicProvider)
+    assert anthropic.name == "anthropic"
     assert anthropic.endpoint == "https://api.anthropic.com"
-    assert isinstance(openai, OpenAIProvider)
+    assert openai.name == "openai"
     assert openai.endpoint == "https://api.openai.com/v1"
 
 
@@ -166,5 +166,15 @@ def test_bedrock_mantle_speaks_anthropic_messages_with_the_key_as_bearer() -> No
 
     provider = make_provider(Settings(provider="anthropic", base_url=url, api_key="bedrock-key"))
 
-    assert isinstance(provider, AnthropicProvider)
+    assert provider.name == "anthropic"
     assert provider.endpoint == url
+
+
+def test_the_sdk_adapter_is_built_once_on_first_use(fake: FakeProvider) -> None:
+    provider = make_provider(Settings(provider="anthropic", base_url=fake.url, api_key="k1"))
+    assert isinstance(provider, LazyProvider)
+    assert provider._real is None  # nothing built (and no SDK needed) before the first call
+    assert ask_once(provider)
+    built = provider._real
+    assert isinstance(built, AnthropicProvider)
+    assert ask_once(provider) and provider._real is built
