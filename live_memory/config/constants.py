@@ -64,7 +64,6 @@ GREP_MAX_FILE_BYTES: Final = 8 * 1024 * 1024  # Grep skips bigger files (logs, d
 GREP_MAX_LINE_CHARS: Final = 400  # a matching line is cut here in content mode
 GREP_BATCH_MAX_ARG_BYTES: Final = 768 * 1024  # file paths per rg invocation (ARG_MAX is ~2 MiB)
 TOOL_MAX_RESULT_LIMIT: Final = 2000  # upper bound for head_limit / limit arguments
-GREP_SNIFF_CACHE_ENTRIES: Final = 200_000  # remembered binary/text verdicts per toolbox
 FIND_PATHS_MAX_DEPTH: Final = 32
 GIT_SEARCH_MAX_LIMIT: Final = 100
 NON_GIT_SKIP_DIRS: Final = (  # the listing walk outside git never enters these

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
@@ -19,15 +20,26 @@ from live_memory.errors import LiveMemoryError
 from live_memory.tools.git_command import GitUnavailable, run_git_concurrently
 from live_memory.tools.jail import read_workspace_bytes
 
-__all__ = ["list_workspace_files"]
+__all__ = ["WalkedFiles", "list_workspace_files", "walk_workspace"]
 
 logger = logging.getLogger(__name__)
 
 _GITIGNORE = ".gitignore"
 _GITIGNORE_MAX_BYTES = 1024 * 1024
 _SKIP_WORKTREE = "S"  # `git ls-files -t` tag of a sparse-checkout entry absent from disk
+_UNMERGED = "M"  # `git ls-files -t` tag of an unmerged entry (listed once per stage)
 
 _Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WalkedFiles:
+    """What the walk outside git found."""
+
+    files: tuple[str, ...]
+    """Sorted workspace-relative paths, symlinks included."""
+    links: tuple[str, ...]
+    """The subset of `files` that are symbolic links (sorted)."""
 
 
 def list_workspace_files(
@@ -47,7 +59,7 @@ def list_workspace_files(
     # An empty answer can also mean the root is a git-ignored directory: walk it then.
     if listed:
         return listed
-    return _walk_files(real_root, max_walk_entries)
+    return list(walk_workspace(real_root, max_walk_entries=max_walk_entries).files)
 
 
 def _git_files(root: Path) -> list[str] | None:
@@ -64,18 +76,32 @@ def _git_files(root: Path) -> list[str] | None:
         return None
     if not listed.ok:
         return None
-    gone = set(os.fsdecode(deleted.stdout).split("\0")) if deleted.ok and deleted.stdout else set()
-    present = {
-        record[2:]
-        for record in os.fsdecode(listed.stdout).split("\0")
+    text = os.fsdecode(listed.stdout)
+    records = text.split("\0")
+    records.pop()  # after the last NUL
+    if f"\0{_SKIP_WORKTREE} " in f"\0{text}" or "/\0" in text:
         # "x/" is an untracked nested repository, not a file.
-        if len(record) > 2 and record[0] != _SKIP_WORKTREE and not record.endswith("/")
-    }
-    return sorted(present - gone if gone else present)
+        records = [r for r in records if r[0] != _SKIP_WORKTREE and not r.endswith("/")]
+    # git prints two sorted runs (untracked, then tracked): sorted() merges them in linear
+    # time. An unmerged path (tag M) comes once per stage.
+    present = sorted([record[2:] for record in records])
+    if f"\0{_UNMERGED} " in f"\0{text}":
+        present = list(dict.fromkeys(present))
+    if deleted.ok and deleted.stdout:
+        gone = set(os.fsdecode(deleted.stdout).split("\0"))
+        present = [path for path in present if path not in gone]
+    return present
 
 
-def _walk_files(root: Path, max_entries: int) -> list[str]:
+def walk_workspace(
+    root: Path, *, max_walk_entries: int = DIRECTORY_TREE_MAX_WALK_ENTRIES
+) -> WalkedFiles:
+    """The listing outside git (see `list_workspace_files`), telling symlinks apart.
+
+    `root` must already be resolved. Never raises; an unreadable directory is skipped.
+    """
     files: list[str] = []
+    links: list[str] = []
     visited = 0
     queue: deque[tuple[str, _Specs]] = deque([("", ())])
     while queue:
@@ -92,13 +118,13 @@ def _walk_files(root: Path, max_entries: int) -> list[str]:
                 specs = (*specs, (rel_dir, spec))
         for entry in entries:
             visited += 1
-            if visited > max_entries:
+            if visited > max_walk_entries:
                 logger.warning(
                     "workspace %s has more than %d entries; the listing is partial",
                     root,
-                    max_entries,
+                    max_walk_entries,
                 )
-                return sorted(files)
+                return WalkedFiles(tuple(sorted(files)), tuple(sorted(links)))
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             is_dir = entry.is_dir(follow_symlinks=False)
             # `.git` may be a file too (worktrees, submodules); it is never workspace content.
@@ -108,9 +134,12 @@ def _walk_files(root: Path, max_entries: int) -> list[str]:
                 continue
             if is_dir:
                 queue.append((rel, specs))
-            elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
+            elif entry.is_symlink():
+                files.append(rel)
+                links.append(rel)
+            elif entry.is_file(follow_symlinks=False):
                 files.append(rel)  # like git: no FIFOs, sockets or devices
-    return sorted(files)
+    return WalkedFiles(tuple(sorted(files)), tuple(sorted(links)))
 
 
 def _load_gitignore(root: Path, rel: str) -> pathspec.GitIgnoreSpec | None:

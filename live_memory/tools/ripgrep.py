@@ -1,171 +1,270 @@
-"""The ripgrep Grep engine: same answers as the Python engine, several times faster.
+"""The ripgrep Grep engine: the Python engine's answers at ripgrep's own speed.
 
-ripgrep is given the exact candidate files (never left to walk on its own), so both engines
-see the same file set, including what `.gitignore` hides. Each file ripgrep reports is then
-sniffed with the same binary test the Python engine uses.
+ripgrep walks the searched directory itself, as a plain `rg` would: hidden files included,
+`.git` skipped, links not followed, ignore files honoured as git honours them (outside git,
+only the `.gitignore` files below the root, as our walk does), files over
+GREP_MAX_FILE_BYTES skipped, bytes searched raw, binary files (a NUL byte) skipped. What the
+walk cannot know comes from git (`correct_walk`, remembered while nothing it depends on
+changes). The walk's matches are then filtered (listing, scope, secrets: only matching
+paths, so it is cheap) and the few listed files the walk could not search are searched by
+name: symlinks that stay inside the root, tracked files matching an ignore rule, and files
+whose first NUL byte comes after BINARY_SNIFF_BYTES.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sysconfig
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
-from live_memory.config.constants import BINARY_SNIFF_BYTES, GREP_SNIFF_CACHE_ENTRIES
+from live_memory.config.constants import BINARY_SNIFF_BYTES, GREP_MAX_FILE_BYTES
 from live_memory.errors import PathOutsideWorkspace
-from live_memory.hygiene import looks_binary
-from live_memory.tools.arguments import BadToolArguments
-from live_memory.tools.grep_engine import FileHits, GrepQuery
+from live_memory.tools.grep_engine import FileHits, GrepMode, GrepQuery, GrepTarget, is_binary_head
 from live_memory.tools.jail import ListedFileReader, UnreadableFile
+from live_memory.tools.ripgrep_command import (
+    NAMED_FLAGS,
+    RipgrepOutput,
+    batches,
+    mode_flags,
+    run_ripgrep,
+    walk_flags,
+)
+from live_memory.tools.ripgrep_output import WalkLog, parse_hits, parse_walk_log
 from live_memory.tools.scope import Scope
+from live_memory.tools.walk_correction import (
+    CorrectionCache,
+    WalkCorrection,
+    correct_walk,
+    in_nested_repository,
+)
 
 __all__ = ["RipgrepEngine", "find_ripgrep"]
 
 logger = logging.getLogger(__name__)
 
-# Flags shared by every mode. --no-config: a user's RIPGREP_CONFIG_PATH must not change answers.
-# --text: binary detection is ours (looks_binary), so both engines agree on it.
-# --engine=auto: look-around and back-references (valid in Python's `re`) switch to PCRE2.
-_BASE_FLAGS = (
-    "--no-config",
-    "--no-ignore",
-    "--hidden",
-    "--text",
-    "--color=never",
-    "--engine=auto",
-    "--with-filename",
-    "--null",
-)
-_REGEX_ERROR_MARKERS = ("regex parse error", "error parsing regex", "PCRE2", "unrecognized")
+_OUT_OF_TIME = "the search ran out of time; narrow the path, glob or pattern"
+_OLDEST_MAJOR = 14  # the debug log lines Grep reads (see ripgrep_output) appeared in 14.0
 
 
 def find_ripgrep() -> str | None:
-    """The rg binary: the one installed next to this interpreter's scripts, then PATH."""
+    """The rg binary: the one installed next to this interpreter's scripts, then PATH.
+
+    Only a ripgrep whose debug log Grep can read (14 or later) is returned.
+    """
+    candidates = []
     scripts = sysconfig.get_path("scripts")
     if scripts:
-        candidate = os.path.join(scripts, "rg")
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+        candidates.append(os.path.join(scripts, "rg"))
+    candidates.append(shutil.which("rg") or "")
+    for candidate in candidates:
+        executable = os.path.isfile(candidate) and os.access(candidate, os.X_OK)
+        if executable and _supported(candidate):
             return candidate
-    return shutil.which("rg")
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _supported(binary: str) -> bool:
+    try:
+        completed = subprocess.run(
+            [binary, "--version"], capture_output=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        logger.warning("cannot run %s: %s", binary, exc)
+        return False
+    match = re.match(rb"ripgrep (\d+)\.", completed.stdout)
+    if match is None or int(match.group(1)) < _OLDEST_MAJOR:
+        logger.warning("%s is not ripgrep %d or later; Grep will not use it", binary, _OLDEST_MAJOR)
+        return False
+    return True
 
 
 class RipgrepEngine:
-    """Runs `rg` with cwd=root over a batch of workspace-relative files.
-
-    Every reported file is sniffed for binary content; the verdicts are remembered per file
-    identity (inode, size, mtime, ctime), because opening each of 20k matching files costs
-    more than the search itself. The cache is a plain dict: single get/set operations are
-    atomic, so threads may share the engine, and a lost entry only costs a re-sniff.
+    """Runs `rg` with cwd=root. Remembers per root whether git lists it (which flags a walk
+    needs) and git's corrections; plain dicts, so threads may share the engine (a stale
+    guess costs one more walk).
     """
 
     name = "ripgrep"
 
-    def __init__(self, binary: str, *, cache_entries: int = GREP_SNIFF_CACHE_ENTRIES) -> None:
+    def __init__(self, binary: str, *, corrections: CorrectionCache | None = None) -> None:
         self._binary = binary
-        self._cache_entries = cache_entries
-        self._is_text: dict[tuple[str, int, int, int, int, int], bool] = {}
+        self._in_git: dict[str, bool] = {}
+        self._corrections = corrections or CorrectionCache()
 
     def search(
+        self, scope: Scope, query: GrepQuery, target: GrepTarget, deadline: float
+    ) -> dict[str, FileHits]:
+        if target.is_file:
+            named = [target.rel] if _searchable(scope, target.rel) else []
+            return self._search_named(scope, query, named, deadline)
+        walked, log, correction = self._corrected_walk(scope, query, target.rel, deadline)
+        hits = parse_hits(walked.stdout, _walk_mode(query))
+        found, named = _filtered(scope, target, correction, hits, log)
+        found.update(self._search_named(scope, query, named, deadline))
+        if query.mode == "content":
+            self._add_line_numbers(scope, query, found, deadline)
+        return found
+
+    def _corrected_walk(
+        self, scope: Scope, query: GrepQuery, rel_dir: str, deadline: float
+    ) -> tuple[RipgrepOutput, WalkLog, WalkCorrection]:
+        """Walk `rel_dir` with rg while git's part of the correction is measured (or reused)."""
+        started = time.time()
+        root = scope.root
+        cached = self._corrections.lookup(root, rel_dir)
+        if cached is not None:
+            walked = self._walk(scope, query, rel_dir, in_git=True, deadline=deadline)
+            log = parse_walk_log(walked.stderr)
+            correction, assumed = cached
+            if _absolute(root, log.ignore_files) == assumed:
+                return walked, log, _for_target(root, rel_dir, correction)
+            correction = correct_walk(root, rel_dir)  # an ignore file came or went
+            in_git = True
+        else:
+            known = self._in_git.get(str(root))
+            in_git = _inside_git_marker(root) if known is None else known
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grep-correction")
+            try:
+                pending = pool.submit(correct_walk, root, rel_dir)
+                walked = self._walk(scope, query, rel_dir, in_git=in_git, deadline=deadline)
+                correction = pending.result(timeout=max(deadline - time.monotonic(), 0.0))
+            except TimeoutError:
+                raise TimeoutError(_OUT_OF_TIME) from None
+            finally:
+                pool.shutdown(wait=False)
+            log = parse_walk_log(walked.stderr)
+        if correction.in_git != in_git:
+            walked = self._walk(scope, query, rel_dir, in_git=correction.in_git, deadline=deadline)
+            log = parse_walk_log(walked.stderr)
+        self._in_git[str(root)] = correction.in_git
+        ignore_files = _absolute(root, log.ignore_files)
+        self._corrections.store(root, rel_dir, correction, ignore_files, started=started)
+        return walked, log, _for_target(root, rel_dir, correction)
+
+    def _walk(
+        self, scope: Scope, query: GrepQuery, rel_dir: str, *, in_git: bool, deadline: float
+    ) -> RipgrepOutput:
+        args = [
+            *walk_flags(in_git=in_git),
+            *mode_flags(query, _walk_mode(query)),
+            "--",
+            query.pattern,
+            *([rel_dir] if rel_dir else []),
+        ]
+        return run_ripgrep(self._binary, scope.root, args, pattern=query.pattern, deadline=deadline)
+
+    def _search_named(
         self, scope: Scope, query: GrepQuery, files: Sequence[str], deadline: float
     ) -> dict[str, FileHits]:
-        if not files:
-            return {}
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError("the search ran out of time; narrow the path, glob or pattern")
-        command = [self._binary, *_BASE_FLAGS, *_mode_flags(query), "--", query.pattern, *files]
-        try:
-            completed = subprocess.run(
-                command,
-                cwd=scope.root,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=remaining,
-                check=False,
+        found: dict[str, FileHits] = {}
+        for batch in batches(files):
+            args = [*NAMED_FLAGS, *mode_flags(query, query.mode), "--", query.pattern, *batch]
+            output = run_ripgrep(
+                self._binary, scope.root, args, pattern=query.pattern, deadline=deadline
             )
-        except subprocess.TimeoutExpired:
-            raise TimeoutError(
-                "the search ran out of time; narrow the path, glob or pattern"
-            ) from None
-        stderr = completed.stderr.decode("utf-8", errors="replace").strip()
-        if completed.returncode == 2 and not completed.stdout:
-            if any(marker in stderr for marker in _REGEX_ERROR_MARKERS):
-                raise BadToolArguments(
-                    f"Grep: invalid regex {query.pattern!r}: {_first_lines(stderr)}"
-                )
-            logger.warning("rg failed: %s", _first_lines(stderr))
-        elif stderr:
-            logger.debug("rg reported: %s", _first_lines(stderr))
-        hits = _parse(completed.stdout, query)
-        reader = ListedFileReader(scope.root, scope.secret_patterns)
-        root = str(scope.root)
-        return {rel: found for rel, found in hits.items() if self._text_file(root, reader, rel)}
+            found.update(parse_hits(output.stdout, query.mode))
+        return found
 
-    def _text_file(self, root: str, reader: ListedFileReader, rel: str) -> bool:
-        try:
-            info = os.stat(os.path.join(root, rel))
-        except OSError:
-            return False
-        key = (rel, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        known = self._is_text.get(key)
-        if known is not None:
-            return known
-        try:
-            verdict = not looks_binary(reader.head(rel, BINARY_SNIFF_BYTES + 1))
-        except (UnreadableFile, PathOutsideWorkspace, OSError):
-            return False  # refusals are not remembered: the jail decides afresh every time
-        if len(self._is_text) >= self._cache_entries:
-            self._is_text.clear()
-        self._is_text[key] = verdict
-        return verdict
+    def _add_line_numbers(
+        self, scope: Scope, query: GrepQuery, found: dict[str, FileHits], deadline: float
+    ) -> None:
+        """Cap counts like the Python engine and fetch the line numbers that will be shown."""
+        for rel, hits in found.items():
+            if hits.count > query.per_file_cap:
+                found[rel] = FileHits(count=query.per_file_cap, lines=hits.lines)
+        wanted: list[str] = []
+        shown = 0
+        for rel in sorted(found):
+            if shown >= query.lines_needed:
+                break
+            if not found[rel].lines:
+                wanted.append(rel)
+            shown += found[rel].count
+        if wanted:
+            found.update(self._search_named(scope, query, wanted, deadline))
 
 
-def _mode_flags(query: GrepQuery) -> list[str]:
-    flags = ["--ignore-case" if query.ignore_case else "--case-sensitive"]
-    if query.mode == "files_with_matches":
-        flags.append("--files-with-matches")
-    elif query.mode == "count":
-        flags.append("--count")
+def _walk_mode(query: GrepQuery) -> GrepMode:
+    # Content mode walks with --count: exact binary verdicts (the whole file is read) and one
+    # line per file; line numbers are fetched afterwards for the files shown only.
+    return "files_with_matches" if query.mode == "files_with_matches" else "count"
+
+
+def _filtered(
+    scope: Scope,
+    target: GrepTarget,
+    correction: WalkCorrection,
+    hits: dict[str, FileHits],
+    log: WalkLog,
+) -> tuple[dict[str, FileHits], list[str]]:
+    """The walk's listed, visible hits, and the files still to search by name."""
+    late: list[str] = []
+    for rel, offset in log.binary.items():
+        hits.pop(rel, None)  # a file stopped at a NUL may have printed a partial answer
+        if offset >= BINARY_SNIFF_BYTES:
+            late.append(rel)
+    nested = log.nested_repositories if correction.in_git else ()
+    plain = not target.rel and target.glob is None and not nested and correction.keeps_all
+
+    def reported(rel: str) -> bool:
+        return correction.keeps(rel) and not rel.startswith(nested) and target.selects(rel)
+
+    if plain:
+        for rel in scope.invisible_paths(hits):
+            del hits[rel]
+        found = hits
     else:
-        # Only line numbers are used (lines are re-read and redacted), so rg may drop the text.
-        flags += ["--line-number", "--no-heading", "--max-columns=1"]
-        flags.append(f"--max-count={query.per_file_cap}")
-    return flags
+        kept = [rel for rel in hits if reported(rel)]
+        hidden = scope.invisible_paths(kept)
+        found = {rel: hits[rel] for rel in kept if rel not in hidden}
+    unseen = list(correction.unseen)
+    if correction.in_git and not correction.target_unlisted:
+        unseen += [rel for rel in log.links if not rel.startswith(nested)]
+    named = [rel for rel in unseen if rel not in correction.hidden and target.selects(rel)]
+    named = [rel for rel in _visible(scope, named) if _searchable(scope, rel)]
+    named += _visible(scope, [rel for rel in late if reported(rel)])
+    return found, sorted(set(named))
 
 
-def _parse(stdout: bytes, query: GrepQuery) -> dict[str, FileHits]:
-    hits: dict[str, FileHits] = {}
-    if query.mode == "files_with_matches":
-        for raw in stdout.split(b"\0"):
-            if raw.strip(b"\n"):
-                hits[os.fsdecode(raw.strip(b"\n"))] = FileHits(count=1)
-        return hits
-    lines_by_file: dict[str, list[int]] = {}
-    for record in stdout.split(b"\n"):
-        raw_path, sep, rest = record.partition(b"\0")
-        if not sep:
-            continue
-        rel = os.fsdecode(raw_path)
-        number, _, _ = rest.partition(b":")
-        if not number.isdigit():
-            continue
-        if query.mode == "count":
-            hits[rel] = FileHits(count=int(number))
-        else:
-            lines_by_file.setdefault(rel, []).append(int(number))
-    for rel, numbers in lines_by_file.items():
-        ordered = tuple(sorted(numbers))
-        hits[rel] = FileHits(count=len(ordered), lines=ordered)
-    return hits
+def _visible(scope: Scope, paths: list[str]) -> list[str]:
+    hidden = scope.invisible_paths(paths)
+    return [rel for rel in paths if rel not in hidden]
 
 
-def _first_lines(text: str, count: int = 4) -> str:
-    # rg explains a bad regex over several lines, the reason last ("error: unclosed group").
-    reasons = [line for line in text.splitlines() if line.startswith("error:")]
-    if reasons:
-        return reasons[-1]
-    return " ".join(text.splitlines()[:count])
+def _searchable(scope: Scope, rel: str) -> bool:
+    """Is `rel` a regular, non-empty, not too big, non-binary file (links stay inside)?"""
+    size = scope.regular_size(rel)
+    if size is None or not 0 < size <= GREP_MAX_FILE_BYTES:
+        return False
+    reader = ListedFileReader(scope.root, scope.secret_patterns)
+    try:
+        return not is_binary_head(reader.head(rel, BINARY_SNIFF_BYTES))
+    except (UnreadableFile, PathOutsideWorkspace, OSError) as exc:
+        logger.debug("grep skips %s: %s", rel, exc)
+        return False
+
+
+def _for_target(root: Path, rel_dir: str, correction: WalkCorrection) -> WalkCorrection:
+    """Mark a searched directory inside a nested repository: none of its files are listed."""
+    if correction.in_git and rel_dir and in_nested_repository(root, rel_dir):
+        return dataclasses.replace(correction, target_unlisted=True)
+    return correction
+
+
+def _absolute(root: Path, paths: frozenset[str]) -> frozenset[str]:
+    return frozenset(os.path.normpath(os.path.join(root, path)) for path in paths)
+
+
+def _inside_git_marker(root: Path) -> bool:
+    """A first guess at git's verdict: is there a `.git` in the root or above it?"""
+    return any(os.path.lexists(directory / ".git") for directory in (root, *root.parents))

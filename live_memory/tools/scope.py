@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import logging
 import os
+import re
 import stat
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +35,22 @@ class Scope:
     def visible(self, rel: str) -> bool:
         """May the model see this workspace-relative file at all?"""
         return not is_secret_path(rel, self.secret_patterns) and self.monitored(rel)
+
+    def invisible_paths(self, paths: Collection[str]) -> set[str]:
+        """Those of `paths` that are not `visible`; cheap for the 20k paths of a big search.
+
+        One C-level scan of all the paths finds the few that could be secret (they contain a
+        literal piece of some secret pattern); only those get the full test.
+        """
+        hidden: set[str] = set()
+        if self.secret_patterns and paths:
+            patterns = self.secret_patterns
+            suspects = _secret_suspects(patterns, paths)
+            hidden.update(path for path in suspects if is_secret_path(path, patterns))
+        if self.file_globs:
+            scope_regex = _scope_regex(self.file_globs)
+            hidden.update(path for path in paths if not scope_regex.match(path))
+        return hidden
 
     def monitored(self, rel: str) -> bool:
         """Is `rel` inside the monitoring scope (`file_globs`)?"""
@@ -90,3 +109,79 @@ class Scope:
         except (OSError, PathOutsideWorkspace):
             return None
         return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
+def _secret_suspects(patterns: tuple[str, ...], paths: Collection[str]) -> set[str]:
+    pieces = _secret_pieces(patterns)
+    if pieces is None:
+        return set(paths)
+    joined = "\0".join(paths)
+    lowered = joined.lower()
+    if len(lowered) != len(joined):  # lower() moved the offsets (rare)
+        return set(paths)
+    suspects: set[str] = set()
+    for piece in pieces:
+        found = lowered.find(piece)
+        while found >= 0:
+            start = joined.rfind("\0", 0, found) + 1
+            end = joined.find("\0", found)
+            end = end if end >= 0 else len(joined)
+            suspects.add(joined[start:end])
+            found = lowered.find(piece, end)
+    return suspects
+
+
+@functools.lru_cache(maxsize=32)
+def _secret_pieces(patterns: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Strings at least one of which occurs in every path that could match `patterns`.
+
+    A path matching an fnmatch pattern contains each literal run of the (lower-cased)
+    pattern in its lower-cased form; the longest run per pattern is kept. A backslash is
+    suspect too (`is_secret_path` reads it as '/'). None when some pattern has no ASCII
+    literal run (`*`, a non-ASCII name): every path must be tested then.
+    """
+    pieces = {"\\"}
+    for pattern in patterns:
+        piece = max(_literal_runs(pattern.lower()), key=len, default="")
+        if not piece or not piece.isascii():
+            return None
+        pieces.add(piece)
+    # A piece containing another is redundant: the shorter one finds all its paths.
+    return tuple(sorted(p for p in pieces if not any(q != p and q in p for q in pieces)))
+
+
+def _literal_runs(pattern: str) -> list[str]:
+    """The runs of plain characters between fnmatch wildcards and `[...]` sets."""
+    runs: list[str] = []
+    current: list[str] = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char in "*?[":
+            runs.append("".join(current))
+            current = []
+            if char == "[":  # skip the set as fnmatch reads it; an unclosed '[' ends the run
+                index = _set_end(pattern, index)
+            index += 1
+            continue
+        current.append(char)
+        index += 1
+    runs.append("".join(current))
+    return runs
+
+
+def _set_end(pattern: str, start: int) -> int:
+    """Index of the `]` closing the set opened at `start`, or `start` when it never closes."""
+    index = start + 1
+    if pattern[index : index + 1] == "!":
+        index += 1
+    if pattern[index : index + 1] == "]":
+        index += 1
+    end = pattern.find("]", index)
+    return end if end >= 0 else start
+
+
+@functools.lru_cache(maxsize=32)
+def _scope_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
+    # The same test as `monitored` (any fnmatchcase), compiled once for many paths.
+    return re.compile("|".join(fnmatch.translate(glob) for glob in globs))

@@ -33,7 +33,7 @@ _Handler = Callable[[Scope, ToolArgs], ToolOutcome]
 class Toolbox:
     """The read-only exploration tools for one workspace root.
 
-    Holds immutable configuration plus the ripgrep engine's binary-sniff cache (safe to share),
+    Holds immutable configuration plus the ripgrep engine's per-root memory (safe to share),
     so one instance may serve several threads at once.
     """
 
