@@ -24,6 +24,14 @@ def _warm(server: ServerProcess, repo: Path) -> None:
     reply.raise_for_status()
 
 
+def _load_provider(server: ServerProcess, repo: Path) -> None:
+    """One untimed question: the first model call also loads the provider's SDK."""
+    reply = httpx.post(
+        f"{server.url}/api/ask", json={"question": "warm-up?", "cwd": str(repo)}, timeout=60
+    )
+    assert reply.status_code == 200, reply.text
+
+
 def _ask_all(server: ServerProcess, repo: Path, questions: list[str]) -> list[httpx.Response]:
     replies: list[httpx.Response] = [None] * len(questions)  # type: ignore[list-item]
 
@@ -51,6 +59,7 @@ def test_four_concurrent_questions_parallel_overlap_serial_queue(
     questions = [f"question {i}?" for i in range(4)]
     with ServerProcess(tmp_path / "data", env) as server:
         _warm(server, repo)
+        _load_provider(server, repo)
         started = time.monotonic()
         replies = _ask_all(server, repo, questions)
         elapsed = time.monotonic() - started
@@ -60,9 +69,9 @@ def test_four_concurrent_questions_parallel_overlap_serial_queue(
         assert elapsed <= 1.5 * REPLY_S + 0.75, elapsed
     else:
         assert elapsed >= 4 * REPLY_S, elapsed
-        assert stats["messages_retained"] == 8
-        assert stats["commits"]["linear"] == 4
-    assert stats["questions_answered"] == 4
+        assert stats["messages_retained"] == 10  # the warm-up and the four questions
+        assert stats["commits"]["linear"] == 5
+    assert stats["questions_answered"] == 5
 
 
 def test_race_the_fork_that_explored_more_wins_and_every_caller_gets_an_answer(
@@ -165,9 +174,11 @@ def test_async_tools_submit_then_collect_once(
 def test_a_caller_that_goes_away_cancels_its_fork_and_its_model_calls(
     fake: FakeProvider, repo: Path, tmp_path: Path
 ) -> None:
-    fake.script(ToolUse("Read", {"file_path": "src/app.py"}, delay_s=1.5), Text("never asked"))
     with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         _warm(server, repo)
+        _load_provider(server, repo)
+        fake.reset()
+        fake.script(ToolUse("Read", {"file_path": "src/app.py"}, delay_s=1.5), Text("never asked"))
         with pytest.raises(httpx.ReadTimeout):
             httpx.post(
                 f"{server.url}/api/ask",
@@ -184,4 +195,4 @@ def test_a_caller_that_goes_away_cancels_its_fork_and_its_model_calls(
         assert stats["queue"]["in_flight"] == 0 and not forks
         time.sleep(2.0)  # the first model reply has come and gone: no second call may follow
         assert len(fake.requests) == 1
-        assert stats["questions_answered"] == 0
+        assert stats["questions_answered"] == 1  # the warm-up only
