@@ -10,7 +10,6 @@ import itertools
 import logging
 import time
 from collections import deque
-from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -48,7 +47,6 @@ from live_memory.agent.compactor import tree_chars
 from live_memory.agent.services import Services
 from live_memory.config import constants as C
 from live_memory.errors import (
-    LiveMemoryError,
     ShuttingDown,
     SnapshotError,
 )
@@ -61,22 +59,11 @@ from live_memory.memory.snapshot_store import SnapshotStore
 from live_memory.memory.window import Window
 from live_memory.providers import cache_economics_for
 from live_memory.providers.types import CacheTtl
-from live_memory.tools import Toolbox, build_directory_tree, read_workspace_bytes
+from live_memory.tools import Toolbox, build_directory_tree, current_sha256
 
 __all__ = ["WorkspaceActor"]
 
 logger = logging.getLogger(__name__)
-
-
-def _digest(root: Path, rel: str, secret_patterns: Sequence[str]) -> str | None:
-    """The file's sha256 now, or None when it is gone or unreadable (through the jail)."""
-    try:
-        _, read = read_workspace_bytes(
-            root, rel, max_bytes=C.READ_MAX_FILE_BYTES, secret_patterns=secret_patterns
-        )
-    except (LiveMemoryError, OSError):
-        return None
-    return read.sha256
 
 
 _REQUESTS = (
@@ -162,7 +149,9 @@ class WorkspaceActor(Actor):
                 self.window = window_from_state(
                     self.root,
                     body,
-                    lambda p: _digest(self.path, p, self.services.settings.secret_path_patterns),
+                    lambda p: current_sha256(
+                        self.path, p, secret_patterns=self.services.settings.secret_path_patterns
+                    ),
                 )
                 counters = body.get("counters", {})
                 self.counters = WorkspaceCounters.from_state(

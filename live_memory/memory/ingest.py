@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from live_memory.config import constants as C
-from live_memory.errors import LiveMemoryError
 from live_memory.hygiene import is_secret_path, looks_binary, redact_secrets
 from live_memory.memory.window import Window
-from live_memory.tools import read_workspace_bytes
+from live_memory.tools import current_sha256
 
 __all__ = ["Ingestor", "in_scope"]
 
@@ -115,10 +114,4 @@ class Ingestor:
         return window.note_modified(rel) or rel in window.files
 
     def _unchanged_on_disk(self, rel: str, sha256: str) -> bool:
-        try:
-            _, read = read_workspace_bytes(
-                self.root, rel, max_bytes=C.READ_MAX_FILE_BYTES, secret_patterns=()
-            )
-        except (LiveMemoryError, OSError):
-            return False
-        return read.sha256 == sha256
+        return current_sha256(self.root, rel) == sha256

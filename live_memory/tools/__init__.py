@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from live_memory.tools.jail import (
     UnreadableFile,
+    current_sha256,
     read_workspace_bytes,
     read_workspace_text,
     resolve_in_root,
@@ -26,6 +27,7 @@ __all__ = [
     "Toolbox",
     "UnreadableFile",
     "build_directory_tree",
+    "current_sha256",
     "list_workspace_files",
     "read_workspace_bytes",
     "read_workspace_text",

@@ -19,7 +19,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from live_memory.config.constants import BINARY_SNIFF_BYTES, DEFAULT_SECRET_PATH_PATTERNS
+from live_memory.config.constants import (
+    BINARY_SNIFF_BYTES,
+    DEFAULT_SECRET_PATH_PATTERNS,
+    READ_MAX_FILE_BYTES,
+)
 from live_memory.errors import LiveMemoryError, PathOutsideWorkspace
 from live_memory.hygiene import is_secret_path, looks_binary, redact_secrets
 from live_memory.tools.outcome import FileRead
@@ -29,6 +33,7 @@ __all__ = [
     "ListedFileReader",
     "UnreadableFile",
     "UnreadableReason",
+    "current_sha256",
     "read_workspace_bytes",
     "read_workspace_text",
     "relative_to_root",
@@ -128,6 +133,19 @@ def read_workspace_text(
         raise UnreadableFile(f"{read.path} is a binary file; only text files can be read", "binary")
     text, _ = redact_secrets(decode_text(data))
     return text, read
+
+
+def current_sha256(
+    root: Path, rel_or_abs: str, *, secret_patterns: Sequence[str] = ()
+) -> str | None:
+    """The file's sha256 now, or None when it is gone, unreadable or refused by the jail."""
+    try:
+        _, read = read_workspace_bytes(
+            root, rel_or_abs, max_bytes=READ_MAX_FILE_BYTES, secret_patterns=secret_patterns
+        )
+    except (LiveMemoryError, OSError):
+        return None
+    return read.sha256
 
 
 def read_workspace_bytes(
