@@ -90,9 +90,7 @@ def workspace_stats(actor: WorkspaceActor) -> dict[str, object]:
             "max_tokens": max_tokens,
             "fill_pct": round(100.0 * used / max(max_tokens, 1), 1),
         },
-        "messages_retained": sum(
-            1 for t in window.history if t.kind in ("question", "answer", "summary")
-        ),
+        "messages_retained": window.qa_turns,
         "file_contexts": dict(window.counts()),
         "ledger_facts": len(window.ledger),
         "ledger_stale_facts": sum(1 for f in window.ledger if f.stale),

@@ -55,7 +55,6 @@ class Window:
     compactions: int = 0
     last_compaction_at: float | None = None
     summaries_written: int = 0
-    distill_reserved_at: float | None = None
 
     # --- copying -------------------------------------------------------------------------
     def copy(self) -> Window:
