@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+from types import TracebackType
+from typing import Self
 
 import uvicorn
 from starlette.types import ASGIApp
 
-__all__ = ["BackgroundServer"]
+__all__ = ["BackgroundServer", "ServedFake"]
 
 logger = logging.getLogger(__name__)
 
@@ -89,3 +91,40 @@ class _Server(uvicorn.Server):
         finally:
             self.ready.set()
             sock.close()
+
+
+class ServedFake:
+    """Lifecycle shared by the shipped fakes: `start()` / `stop()` or a `with` block around
+    one BackgroundServer, and the loopback base URL while it runs."""
+
+    def __init__(self, app: ASGIApp, label: str) -> None:
+        self._server = BackgroundServer(app)
+        self._port: int | None = None
+        self._label = label
+
+    def start(self) -> Self:
+        """Serve on 127.0.0.1 and an ephemeral port; returns once it accepts requests."""
+        self._port = self._server.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and join the server thread (idempotent)."""
+        self._server.stop()
+        self._port = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def _base_url(self) -> str:
+        if self._port is None:
+            raise RuntimeError(f"the {self._label} is not started")
+        return f"http://127.0.0.1:{self._port}"

@@ -18,7 +18,6 @@ import itertools
 import logging
 import threading
 from collections import deque
-from types import TracebackType
 from typing import Any
 
 import orjson
@@ -28,7 +27,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from live_memory.config import constants
-from live_memory.testing.background_server import BackgroundServer
+from live_memory.testing.background_server import ServedFake
 
 __all__ = ["FakeTokenEndpoint"]
 
@@ -37,7 +36,7 @@ logger = logging.getLogger(__name__)
 TOKEN_PATH = "/v1/oauth/token"
 
 
-class FakeTokenEndpoint:
+class FakeTokenEndpoint(ServedFake):
     """The fake token server; use as a context manager, or `start()` / `stop()`."""
 
     def __init__(
@@ -56,36 +55,13 @@ class FakeTokenEndpoint:
         self._issued: set[str] = set()
         self._spent: set[str] = set()
         self._ids = itertools.count(1)
-        self._server = BackgroundServer(
-            Starlette(routes=[Route(TOKEN_PATH, self._token, methods=["POST"])])
-        )
-        self._port: int | None = None
-
-    def start(self) -> FakeTokenEndpoint:
-        self._port = self._server.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.stop()
-        self._port = None
-
-    def __enter__(self) -> FakeTokenEndpoint:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        app = Starlette(routes=[Route(TOKEN_PATH, self._token, methods=["POST"])])
+        super().__init__(app, "fake token endpoint")
 
     @property
     def url(self) -> str:
         """The token URL (LIVE_MEMORY_OAUTH_TOKEN_URL)."""
-        if self._port is None:
-            raise RuntimeError("the fake token endpoint is not started")
-        return f"http://127.0.0.1:{self._port}{TOKEN_PATH}"
+        return f"{self._base_url}{TOKEN_PATH}"
 
     @property
     def requests(self) -> list[dict[str, Any]]:

@@ -22,7 +22,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
-from types import TracebackType
 from typing import Any
 
 import orjson
@@ -34,7 +33,7 @@ from starlette.routing import Route
 from live_memory.config import constants
 from live_memory.testing import fake_anthropic_wire as anthropic_wire
 from live_memory.testing import fake_openai_wire as openai_wire
-from live_memory.testing.background_server import BackgroundServer
+from live_memory.testing.background_server import ServedFake
 from live_memory.testing.fake_cache import PrefixCache
 from live_memory.testing.fake_replies import (
     CacheStats,
@@ -58,7 +57,7 @@ _OPENAI_CACHE_STEP = 128
 _DEEPSEEK_CACHE_STEP = 64
 
 
-class FakeProvider:
+class FakeProvider(ServedFake):
     """The fake server; use as a context manager, or `start()` / `stop()`."""
 
     def __init__(
@@ -83,38 +82,12 @@ class FakeProvider:
         self._stats = CacheStats()
         self._generation = 0  # bumped by reset(), so a reply delayed across it is dropped
         self._ids = itertools.count(1)
-        self._server = BackgroundServer(self._app())
-        self._port: int | None = None
-
-    # --- lifecycle ---------------------------------------------------------------------------
-
-    def start(self) -> FakeProvider:
-        """Serve on 127.0.0.1 and an ephemeral port; returns once it accepts requests."""
-        self._port = self._server.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and join the server thread (idempotent)."""
-        self._server.stop()
-        self._port = None
-
-    def __enter__(self) -> FakeProvider:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        super().__init__(self._app(), "fake provider")
 
     @property
     def url(self) -> str:
         """Base URL, e.g. http://127.0.0.1:PORT (this is the Anthropic base URL)."""
-        if self._port is None:
-            raise RuntimeError("the fake provider is not started")
-        return f"http://127.0.0.1:{self._port}"
+        return self._base_url
 
     @property
     def anthropic_base_url(self) -> str:
