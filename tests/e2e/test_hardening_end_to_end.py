@@ -570,6 +570,28 @@ def test_corrupt_and_unknown_version_snapshots_are_quarantined_on_restart(
     assert quarantined == sorted([garbage, unknown])
 
 
+def _read_whole_response(sock: socket.socket) -> bytes:
+    """Read one HTTP response: headers and body may arrive in separate segments."""
+    reply = b""
+    while b"\r\n\r\n" not in reply:
+        chunk = sock.recv(4096)
+        if not chunk:
+            return reply
+        reply += chunk
+    head, _, body = reply.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")[1:]
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
 def test_a_slow_client_gets_408_and_the_server_stays_available(tmp_path: Path) -> None:
     env = {"LIVE_MEMORY_REQUEST_TIMEOUT_S": "1"}
     with (
@@ -581,7 +603,7 @@ def test_a_slow_client_gets_408_and_the_server_stays_available(tmp_path: Path) -
             b'Content-Length: 100\r\n\r\n{"cwd": '
         )
         assert server.request("GET", "/health").status_code == 200
-        reply = slow.recv(4096)
+        reply = _read_whole_response(slow)
         assert b" 408 " in reply.split(b"\r\n", 1)[0]
         assert b"LIVE_MEMORY_REQUEST_TIMEOUT_S" in reply
         data = tmp_path / "data"
