@@ -12,7 +12,7 @@ import pytest
 from live_memory.testing import FakeProvider, Recorded, Reply, Text, ToolUse
 from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
-from tests.support.mcp_client import call_tool, list_tools
+from tests.support.mcp_client import abandon_tool_call, call_tool, list_tools
 
 REPLY_S = 1.5
 
@@ -185,6 +185,29 @@ def test_a_caller_that_goes_away_cancels_its_fork_and_its_model_calls(
                 json={"question": "q?", "cwd": str(repo)},
                 timeout=httpx.Timeout(5.0, read=0.5),
             )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+            forks = [a for a in server.request("GET", "/actors").json() if a["kind"] == "fork"]
+            if stats["queue"]["in_flight"] == 0 and not forks:
+                break
+            time.sleep(0.1)
+        assert stats["queue"]["in_flight"] == 0 and not forks
+        time.sleep(2.0)  # the first model reply has come and gone: no second call may follow
+        assert len(fake.requests) == 1
+        assert stats["questions_answered"] == 1  # the warm-up only
+
+
+def test_an_mcp_client_that_gives_up_cancels_its_fork_and_its_model_calls(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+        _warm(server, repo)
+        _load_provider(server, repo)
+        fake.reset()
+        fake.script(ToolUse("Read", {"file_path": "src/app.py"}, delay_s=1.5), Text("never asked"))
+        arguments = {"question": "q?", "cwd": str(repo)}
+        abandon_tool_call(server.url, "ask_live_memory", arguments, after_s=0.5)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()

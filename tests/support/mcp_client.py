@@ -8,7 +8,7 @@ from typing import Any
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-__all__ = ["call_tool", "list_tools"]
+__all__ = ["abandon_tool_call", "call_tool", "list_tools"]
 
 
 async def _session_call(url: str, name: str | None, arguments: dict[str, Any]) -> Any:
@@ -30,3 +30,22 @@ def call_tool(url: str, name: str, arguments: dict[str, Any]) -> tuple[bool, str
 
 def list_tools(url: str) -> list[Any]:
     return list(asyncio.run(_session_call(url, None, {})).tools)
+
+
+async def _abandoned_call(url: str, name: str, arguments: dict[str, Any], after_s: float) -> None:
+    async with (
+        streamable_http_client(f"{url}/mcp") as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        try:
+            await asyncio.wait_for(session.call_tool(name, arguments), after_s)
+        except TimeoutError:
+            return
+    raise AssertionError("the tool call finished before the client gave up")
+
+
+def abandon_tool_call(url: str, name: str, arguments: dict[str, Any], after_s: float) -> None:
+    """Start a tool call, give up on it after `after_s` and close the session, as a client
+    whose user pressed Esc or whose process died would."""
+    asyncio.run(_abandoned_call(url, name, arguments, after_s))
