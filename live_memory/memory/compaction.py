@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from live_memory.config import constants as C
-from live_memory.memory.model import FileContext, Turn
+from live_memory.memory.model import QA_KINDS, FileContext, Turn
 from live_memory.memory.window import Window
 
 __all__ = [
@@ -86,7 +86,7 @@ def split_history_for_summary(
     window: Window, keep_pairs: int = C.RECENT_QA_KEPT_AT_COMPACTION
 ) -> tuple[list[Turn], list[Turn]]:
     """(oldest Q/A to summarise, the rest to keep) — deltas are dropped by the refreeze."""
-    qa = [t for t in window.history if t.kind in ("question", "answer", "summary")]
+    qa = [t for t in window.history if t.kind in QA_KINDS]
     cut = max(len(qa) - 2 * keep_pairs, 0)
     return qa[:cut], qa[cut:]
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 __all__ = [
+    "QA_KINDS",
     "FileContext",
     "FileSource",
     "FileState",
@@ -16,7 +17,10 @@ __all__ = [
 
 FileState = Literal["current", "stale", "deleted"]
 FileSource = Literal["read", "observed", "preloaded"]
-TurnKind = Literal["question", "answer", "observation", "ack", "summary"]
+TurnKind = Literal["question", "answer", "observation", "ack"]
+
+# The turns that are conversation (persisted, counted, summarised); the rest is bookkeeping.
+QA_KINDS: Final[tuple[TurnKind, ...]] = ("question", "answer")
 
 
 @dataclass(frozen=True, slots=True)

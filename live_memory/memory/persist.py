@@ -7,12 +7,10 @@ from dataclasses import replace
 from typing import Any, cast
 
 from live_memory.memory.ledger import revalidate_facts
-from live_memory.memory.model import FileContext, LedgerFact, Turn
+from live_memory.memory.model import QA_KINDS, FileContext, LedgerFact, Turn
 from live_memory.memory.window import Window
 
 __all__ = ["window_from_state", "window_to_state"]
-
-_PERSISTED_KINDS = ("question", "answer", "summary")
 
 
 def window_to_state(window: Window) -> dict[str, object]:
@@ -21,7 +19,7 @@ def window_to_state(window: Window) -> dict[str, object]:
         "history": [
             {"role": t.role, "kind": t.kind, "text": t.text}
             for t in window.history
-            if t.kind in _PERSISTED_KINDS
+            if t.kind in QA_KINDS
         ],
         "files": [
             {"path": f.path, "sha256": f.sha256, "size": f.size, "state": f.state}

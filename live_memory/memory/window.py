@@ -14,7 +14,7 @@ from typing import Literal
 
 from live_memory.config import constants as C
 from live_memory.memory.ledger import demote_facts, merge_facts, render_ledger
-from live_memory.memory.model import FileContext, FileSource, LedgerFact, Turn
+from live_memory.memory.model import QA_KINDS, FileContext, FileSource, LedgerFact, Turn
 
 __all__ = ["PendingChange", "Window"]
 
@@ -233,7 +233,7 @@ class Window:
 
     @property
     def qa_turns(self) -> int:
-        return sum(1 for t in self.history if t.kind in ("question", "answer", "summary"))
+        return sum(1 for t in self.history if t.kind in QA_KINDS)
 
     def counts(self) -> Mapping[str, int]:
         states = [f.state for f in self.files.values()]
@@ -246,11 +246,6 @@ class Window:
 
     def known_hashes(self) -> dict[str, str]:
         return {p: f.sha256 for p, f in self.files.items() if f.state == "current"}
-
-    def forget(self, paths: Iterable[str]) -> None:
-        for path in paths:
-            self.files.pop(path, None)
-            self.pending.pop(path, None)
 
 
 def _path(ctx: FileContext) -> str:

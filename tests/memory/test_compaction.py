@@ -145,13 +145,14 @@ def test_history_split_summarises_nothing_when_there_are_few_pairs() -> None:
     assert len(old) == 6 and keep == []
 
 
-def test_history_split_carries_earlier_summaries_into_the_next_summary() -> None:
+def test_history_split_leaves_observation_deltas_out_of_the_summary() -> None:
     window = Window(ROOT)
-    window.history = [Turn("user", "summary", "earlier"), Turn("assistant", "ack", "Noted.")]
+    window.history = [Turn("user", "observation", "delta"), Turn("assistant", "ack", "Noted.")]
     for i in range(3):
         window.append_qa(f"q{i}", f"a{i}")
-    old, _ = split_history_for_summary(window, keep_pairs=2)
-    assert [t.text for t in old] == ["earlier", "q0", "a0"]
+    old, keep = split_history_for_summary(window, keep_pairs=2)
+    assert [t.text for t in old] == ["q0", "a0"]
+    assert [t.kind for t in keep] == ["question", "answer"] * 2
 
 
 class FakeClock:

@@ -338,18 +338,6 @@ def test_calibrate_moves_towards_the_observed_ratio_and_stays_bounded() -> None:
     assert window.chars_per_token == before
 
 
-def test_forget_removes_files_and_their_pending_deltas() -> None:
-    window = Window(ROOT)
-    window.freeze()
-    observe(window, "a.py", "A")
-    observe(window, "b.py", "B")
-    window.forget(["a.py", "missing.py"])
-    assert set(window.files) == {"b.py"}
-    assert set(window.pending) == {"b.py"}
-    window.sync_deltas()
-    assert "### a.py" not in window.history[-2].text
-
-
 def test_known_hashes_lists_only_current_files() -> None:
     window = Window(ROOT)
     window.record_read("a.py", sha("a"), 1)
