@@ -1,7 +1,9 @@
 """1,000 workspaces activated (each by one /notify), then passivated when idle.
 
 Prints the server's RSS and thread count at start, at the peak, and after passivation:
-virtual workspace actors must cost threads only while they are active.
+virtual workspace actors must cost threads only while they are active. Run twice: as `serve`
+runs by default (system allocator, see `live_memory.cli.allocator`) and with CPython's
+small-object allocator forced (`PYTHONMALLOC=pymalloc`), to show what the default buys.
 """
 
 from __future__ import annotations
@@ -28,7 +30,14 @@ def _proc(pid: int) -> tuple[float, int]:
     return rss_kb / 1024, threads
 
 
-def main() -> None:
+def _allocator(pid: int) -> str:
+    for item in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+        if item.startswith(b"PYTHONMALLOC="):
+            return item.decode()
+    return "PYTHONMALLOC unset"
+
+
+def _run(env_extra: dict[str, str]) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="lm-scale-"))
     roots = []
     for i in range(WORKSPACES):
@@ -36,11 +45,12 @@ def main() -> None:
         (root / "src").mkdir(parents=True)
         (root / "src" / "app.py").write_text(f"VALUE = {i}\n", encoding="utf-8")
         roots.append(root)
-    env = {"LIVE_MEMORY_PASSIVATE_AFTER_S": str(IDLE_S)}
+    env = {"LIVE_MEMORY_PASSIVATE_AFTER_S": str(IDLE_S)} | env_extra
     with ServerProcess(tmp / "data", env) as server, httpx.Client(timeout=30) as client:
         assert server.proc is not None
         pid = server.proc.pid
         start_rss, start_threads = _proc(pid)
+        allocator = _allocator(pid)
         peak_threads, peak_rss = start_threads, start_rss
         began = time.perf_counter()
         for root in roots:
@@ -58,7 +68,9 @@ def main() -> None:
             if "workspace" not in kinds:
                 break
             time.sleep(0.5)
+        time.sleep(IDLE_S)  # the gateway hands freed memory back at its next idle sweep
         end_rss, end_threads = _proc(pid)
+    print(f"server allocator: {allocator}")
     print(f"workspaces: {WORKSPACES} activated in {activated:.1f} s ({active} active at the peak)")
     print(f"start: RSS {start_rss:.1f} MB, {start_threads} threads")
     print(f"peak:  RSS {peak_rss:.1f} MB, {peak_threads} threads")
@@ -67,6 +79,11 @@ def main() -> None:
         f"{1024 * (end_rss - start_rss) / WORKSPACES:.1f} KB per workspace), "
         f"{end_threads} threads ({end_threads - start_threads:+d})"
     )
+
+
+def main() -> None:
+    _run({})
+    _run({"PYTHONMALLOC": "pymalloc"})
 
 
 if __name__ == "__main__":

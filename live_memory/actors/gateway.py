@@ -29,14 +29,13 @@ from live_memory.actors.runtime import Actor, ActorRef, ActorSystem, release_fre
 from live_memory.actors.workspace import WorkspaceActor
 from live_memory.agent.services import Services
 from live_memory.config import canonical_workspace
+from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError, ShuttingDown, UnknownWorkspace
 from live_memory.memory.snapshot_store import SnapshotStore
 
 __all__ = ["AttachWatcher", "GatewayActor", "SweepIdle"]
 
 logger = logging.getLogger(__name__)
-
-_RESOLVE_CACHE_SIZE = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +130,7 @@ class GatewayActor(Actor):
             )
         )
         self.resolved[cwd] = root
-        if len(self.resolved) > _RESOLVE_CACHE_SIZE:
+        if len(self.resolved) > C.RESOLVE_CACHE_SIZE:
             self.resolved.popitem(last=False)
         return root
 
@@ -203,6 +202,11 @@ class GatewayActor(Actor):
             self.restarting.discard(root)
             if not self.closing:
                 self._activate(root)
+        elif not self.passivating.get(root):
+            # Nothing of a passivated workspace stays in memory but its name on disk: stale
+            # cwd entries would pin the allocator pages its actor's objects were freed from.
+            for cwd in [c for c, r in self.resolved.items() if r == root]:
+                del self.resolved[cwd]
         for route in self.passivating.pop(root, []):
             self._route(route)
 

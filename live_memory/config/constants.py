@@ -34,6 +34,7 @@ MAX_ANSWER_TOKENS_CAP: Final = 16_384
 DEFAULT_MAX_ANSWER_TOKENS: Final = 2048
 EDGE_REPLY_TIMEOUT_S: Final = 5.0  # quick actor replies (stats, notify, resolve)
 EDGE_HANDLE_CACHE_SIZE: Final = 4096  # cwd -> workspace actor handles the edge remembers
+RESOLVE_CACHE_SIZE: Final = 4096  # cwd -> workspace root resolutions the gateway remembers
 
 # --- questions and the agent loop ---------------------------------------------------------
 DEFAULT_TIMEOUT_S: Final = 60.0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
@@ -154,8 +155,9 @@ class LiveMemoryService:
             self.gateway.tell(AttachWatcher(self.watcher))
         self.closing = False
         self.jobs = JobRunner()
-        self._handles: dict[str, ActorRef[Any]] = {}
-        """cwd -> workspace actor handle (written from actor threads: single dict ops)."""
+        self._handles: dict[str, weakref.ref[ActorRef[Any]]] = {}
+        """cwd -> weak workspace actor handle (written from actor threads: single dict ops).
+        Weak, so a passivated actor's mailbox is freed with it instead of living on here."""
         for root in self.stores.transcripts.workspaces_with_pending():
             self.gateway.tell(Route(root, DrainTranscripts()))
 
@@ -201,13 +203,14 @@ class LiveMemoryService:
     def _send(self, cwd: str, message: Any, *, activate: bool = True) -> None:
         """Tell the workspace for `cwd`: directly on a remembered handle, else through the
         gateway, which resolves the name, activates the actor and hands back its handle."""
-        ref = self._handles.get(cwd)
+        weak = self._handles.get(cwd)
+        ref = weak() if weak is not None else None
         if ref is not None:
             try:
                 ref.tell(message)
                 return
             except ActorDeadError:  # passivated or restarted: ask the gateway again
-                self._handles.pop(cwd, None)
+                self._forget(cwd, weak)
         handle: Future[ActorRef[Any]] = Future()
         handle.add_done_callback(lambda f: self._remember(cwd, f))
         self.gateway.tell(Route(cwd, message, activate_unknown=activate, handle=handle))
@@ -216,8 +219,13 @@ class LiveMemoryService:
         if handle.cancelled() or handle.exception() is not None:
             return
         if len(self._handles) >= C.EDGE_HANDLE_CACHE_SIZE:
-            self._handles.pop(next(iter(self._handles)))
-        self._handles[cwd] = handle.result()
+            self._handles.pop(next(iter(self._handles)), None)
+        self._handles[cwd] = weakref.ref(handle.result(), lambda dead: self._forget(cwd, dead))
+
+    def _forget(self, cwd: str, weak: weakref.ref[ActorRef[Any]] | None) -> None:
+        """Drop `cwd`'s entry if it is still `weak` (a newer handle may have replaced it)."""
+        if weak is not None and self._handles.get(cwd) is weak:
+            self._handles.pop(cwd, None)
 
     async def notify(self, body: object) -> NotifyOutcome:
         cwd, events = parse_notify(body, max_events=self.settings.max_notify_events)

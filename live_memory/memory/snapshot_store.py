@@ -15,6 +15,7 @@ import os
 import re
 import tempfile
 import threading
+import weakref
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,7 +42,10 @@ class SnapshotStore:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._guard = threading.Lock()
-        self._locks: dict[Path, threading.Lock] = {}
+        # Weak: a workspace's lock lives while someone holds or waits on it, not forever.
+        self._locks: weakref.WeakValueDictionary[Path, threading.Lock] = (
+            weakref.WeakValueDictionary()
+        )
 
     def path_for(self, root: Path) -> Path:
         """The snapshot file of `root`: a readable slug plus a hash of the full path."""

@@ -1,0 +1,66 @@
+"""A passivated workspace leaves nothing in memory: no actor handle, no name cache entry.
+
+Anything that keeps a stopped actor's handle alive keeps its mailbox and locks alive, and
+scattered survivors pin the allocator pages the actor's objects came from, so 1,000
+passivated workspaces would keep costing memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import subprocess
+import time
+import weakref
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from live_memory.actors import GetStats, Route
+from live_memory.actors.message import RequestPassivation
+from live_memory.config import load_settings
+from live_memory.gateway.service import LiveMemoryService
+
+WAIT_S = 10.0
+
+
+def _workspaces(service: LiveMemoryService) -> list[dict[str, object]]:
+    return [a for a in service.actors() if a["kind"] == "workspace"]
+
+
+def test_a_passivated_workspace_leaves_no_handle_and_no_name_cache_entry(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("VALUE = 1\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)  # src/ belongs to root
+    settings = load_settings({"LIVE_MEMORY_DATA_DIR": str(tmp_path / "data")}, home=tmp_path)
+    service = LiveMemoryService(settings)
+    try:
+        event = {"path": "src/app.py", "kind": "read", "content": "VALUE = 1\n"}
+        for cwd in (root, root / "src"):  # two names for one workspace, both remembered
+            outcome = asyncio.run(service.notify({"cwd": str(cwd), "events": [event]}))
+            assert outcome.accepted == 1
+        handle: Future[Any] = Future()
+        stats: Future[dict[str, object]] = Future()
+        service.gateway.tell(Route(str(root), GetStats(stats), handle=handle))
+        assert stats.result(timeout=WAIT_S)["workspace"] == str(root)
+        workspace = weakref.ref(handle.result(timeout=WAIT_S))
+        del handle
+        resolved = service.gateway.proxy().resolved
+        assert set(resolved.get(timeout=WAIT_S).values()) == {str(root)}
+
+        service.gateway.tell(RequestPassivation(str(root)))
+        deadline = time.monotonic() + WAIT_S
+        while _workspaces(service) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _workspaces(service)
+        assert resolved.get(timeout=WAIT_S) == {}
+        gc.collect()
+        assert workspace() is None, gc.get_referrers(workspace())
+
+        # The names still work: the next request resolves and activates afresh.
+        outcome = asyncio.run(service.notify({"cwd": str(root / "src"), "events": [event]}))
+        assert outcome.accepted == 1
+        assert len(_workspaces(service)) == 1
+    finally:
+        asyncio.run(service.shutdown())
