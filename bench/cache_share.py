@@ -17,9 +17,11 @@ from pathlib import Path
 import httpx
 
 from live_memory.agent.prompt import SYSTEM_PROMPT
+from live_memory.config import constants as C
 from live_memory.memory.compaction import Watermarks, drop_content, select_lru_content
 from live_memory.memory.layout import Hints, build_request, render_trailing_turn
 from live_memory.memory.window import Window
+from live_memory.providers import min_cacheable_tokens
 from live_memory.providers.anthropic_adapter import build_messages_params
 from live_memory.providers.types import ChatRequest, SystemBlock
 from live_memory.testing import FakeProvider, Recorded, Reply, Text, ToolUse
@@ -87,10 +89,13 @@ def _server_session(questions: int, env_extra: dict[str, str]) -> tuple[float, f
                 ).raise_for_status()
             stats = c.get(f"{server.url}/stats", params={"cwd": str(repo)}).json()
         prompts = [prompt_of(r.body)[0] for r in fake.requests]
-        seen = sum(
+        # A provider caches no prefix shorter than the model's minimum, whatever the layout.
+        minimum_bytes = min_cacheable_tokens(MODEL) * C.CHARS_PER_TOKEN
+        common = [
             max((common_prefix_len(p, q) for q in prompts[:i]), default=0)
             for i, p in enumerate(prompts)
-        )
+        ]
+        seen = sum(c for c in common if c >= minimum_bytes)
         ideal = seen / sum(len(p) for p in prompts)
         return fake.cache_stats().hit_ratio, ideal, int(stats["compactions"])
 
@@ -160,7 +165,8 @@ def main() -> None:
     share20, ideal20, _ = _server_session(20, {})
     print(
         f"server, 20 questions + notifications: cache share {100 * share20:.1f}% "
-        f"(ideal: every byte a previous prompt sent = {100 * ideal20:.1f}%; target >= 97%)"
+        f"(ideal: every byte a previous prompt sent, in prefixes the model can cache = "
+        f"{100 * ideal20:.1f}%; target >= 97%)"
     )
     share50, ideal50, compactions = _server_session(
         50, {"LIVE_MEMORY_MAX_CONTEXT_TOKENS": str(SMALL_WINDOW)}

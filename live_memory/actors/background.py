@@ -100,7 +100,7 @@ def keep_warm(actor: WorkspaceActor, tick: KeepWarmTick) -> None:
         or actor.services.spend.background_paused(actor.root)
     ):
         return
-    cache = actor.economics.decide(now, prefix_tokens(actor)[1])
+    cache = actor.economics.decide(now, prefix_tokens(actor).through_history)
     # An explicit interval is the operator's decision; the provider-aware default defers
     # to the cache economics (ping only while cheaper than the re-write it prevents).
     if actor.services.settings.keep_warm_interval_s is None and not cache.keep_warm:
@@ -114,7 +114,7 @@ def keep_warm(actor: WorkspaceActor, tick: KeepWarmTick) -> None:
         max_tokens=C.KEEP_WARM_PING_MAX_TOKENS,
         cache_key=questions.cache_key(actor),
         cache_ttl=cache.ttl,
-        breakpoints=cache.breakpoints,
+        min_cache_tokens=cache.min_breakpoint_tokens,
     )
     actor.ping_ttl = cache.ttl
     actor.pinging, actor.last_touch = True, now

@@ -89,7 +89,7 @@ def spawn(actor: WorkspaceActor, ask: Ask) -> None:
     hints = tuple(actor.window.drain_recently_modified())
     now = time.monotonic()
     actor.economics.observe_question(now)
-    cache = actor.economics.decide(now, prefix_tokens(actor)[1])
+    cache = actor.economics.decide(now, prefix_tokens(actor).through_history)
     job = QuestionJob(
         question=ask.question,
         window=actor.window.copy(),
@@ -99,7 +99,7 @@ def spawn(actor: WorkspaceActor, ask: Ask) -> None:
         workspace_key=cache_key(actor),
         gate=actor.gate,
         cache_ttl=cache.ttl,
-        cache_breakpoints=cache.breakpoints,
+        cache_min_tokens=cache.min_breakpoint_tokens,
     )
     fork_id = next(actor.fork_ids)
     ref = actor.system.start(

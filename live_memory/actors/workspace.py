@@ -186,9 +186,7 @@ class WorkspaceActor(Actor):
         """The directory tree is built when the first question needs it, not at activation:
         walking a huge root must not hold up notifications, stats or wipes."""
         if not self.tree_built:
-            self.window.tree = build_directory_tree(
-                self.path, tree_chars(self.window, self.services)
-            )
+            self.window.tree = build_directory_tree(self.path, tree_chars(self.services))
             self.tree_built = True
 
     def stopped(self) -> None:

@@ -7,20 +7,18 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.question import QuestionOutcome
 from live_memory.agent.services import Services
 from live_memory.memory.commit import CommitOutcome
-from live_memory.memory.layout import stable_prefix_text
+from live_memory.memory.layout import prompt_prefix_chars, stable_prefix_text
 from live_memory.providers import min_cacheable_tokens
 from live_memory.providers.types import Usage
 
 if TYPE_CHECKING:
     from live_memory.actors.workspace import WorkspaceActor
 
-__all__ = ["WorkspaceCounters", "prefix_tokens", "workspace_stats"]
+__all__ = ["PrefixSizes", "WorkspaceCounters", "prefix_tokens", "workspace_stats"]
 
 
 @dataclass(slots=True)
@@ -124,24 +122,38 @@ def workspace_stats(actor: WorkspaceActor) -> dict[str, object]:
     }
 
 
-def prefix_tokens(actor: WorkspaceActor) -> tuple[int, int]:
-    """(stable prefix, stable prefix + frozen block) in estimated tokens, tools included."""
+@dataclass(frozen=True, slots=True)
+class PrefixSizes:
+    """Estimated tokens of the prompt through each cache breakpoint, tools included."""
+
+    stable: int
+    through_frozen: int
+    through_history: int
+
+
+def prefix_tokens(actor: WorkspaceActor) -> PrefixSizes:
     window = actor.window
-    tools = len(orjson.dumps([asdict(spec) for spec in actor.toolbox.specs()]))
-    chars = tools + len(stable_prefix_text(SYSTEM_PROMPT, window.tree))
-    stable = int(chars / window.chars_per_token)
-    return stable, stable + int(len(window.frozen or "") / window.chars_per_token)
+    stable = prompt_prefix_chars(
+        actor.toolbox.specs(), stable_prefix_text(SYSTEM_PROMPT, window.tree)
+    )
+    frozen = stable + len(window.frozen or "")
+    history = frozen + sum(len(t.text) for t in window.history)
+    return PrefixSizes(
+        *(int(chars / window.chars_per_token) for chars in (stable, frozen, history))
+    )
 
 
 def _prefix_cacheability(actor: WorkspaceActor) -> dict[str, object]:
-    """Whether the stable prefix (tools + system prompt + tree) is long enough to cache:
-    below the model's minimum a provider silently never caches it."""
-    stable, through_frozen = prefix_tokens(actor)
+    """Which breakpoints are long enough to cache: below the model's minimum a provider
+    silently never caches a prefix, so no marker is placed there."""
+    sizes = prefix_tokens(actor)
     minimum = min_cacheable_tokens(actor.services.settings.model)
     return {
-        "stable_tokens": stable,
-        "through_frozen_block_tokens": through_frozen,
+        "stable_tokens": sizes.stable,
+        "through_frozen_block_tokens": sizes.through_frozen,
+        "through_history_tokens": sizes.through_history,
         "min_cacheable_tokens": minimum,
-        "stable_cacheable": stable >= minimum,
-        "frozen_cacheable": through_frozen >= minimum,
+        "stable_cacheable": sizes.stable >= minimum,
+        "frozen_cacheable": sizes.through_frozen >= minimum,
+        "history_cacheable": sizes.through_history >= minimum,
     }

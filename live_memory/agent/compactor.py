@@ -40,8 +40,11 @@ class CompactionReport:
         self.summaries = 0
 
 
-def tree_chars(window: Window, services: Services) -> int:
-    return int(services.max_context_tokens * C.DIRECTORY_TREE_SHARE * window.chars_per_token)
+def tree_chars(services: Services) -> int:
+    """The directory tree's budget. Nominal chars per token, not the workspace's calibrated
+    ratio: a budget that drifted between compactions would change the tree, and with it the
+    whole stable prefix, though the repository had not changed."""
+    return int(services.max_context_tokens * C.DIRECTORY_TREE_SHARE * C.CHARS_PER_TOKEN)
 
 
 async def _fold(
@@ -112,7 +115,7 @@ async def compact_window(
         if old and await _fold(window, services, report, [], old):
             window.history = keep
     window.tree = await asyncio.to_thread(
-        build_directory_tree, Path(window.root), tree_chars(window, services)
+        build_directory_tree, Path(window.root), tree_chars(services)
     )
     window.compactions += 1
     window.last_compaction_at = time.time()

@@ -46,7 +46,7 @@ class LoopLimits:
     tool_result_token_budget: int = C.QUESTION_TOOL_RESULT_TOKEN_BUDGET
     cold_guard: bool = True
     cache_ttl: CacheTtl | None = None
-    cache_breakpoints: bool = True
+    cache_min_tokens: int = 0
 
 
 @dataclass(slots=True)
@@ -144,7 +144,7 @@ async def run_agent_loop(
             timeout_s=max(remaining, C.MIN_CALL_TIMEOUT_S),
             force_tool=force_tool,
             cache_ttl=limits.cache_ttl,
-            breakpoints=limits.cache_breakpoints,
+            min_cache_tokens=limits.cache_min_tokens,
         )
         force_tool = False
         called = clock()

@@ -41,7 +41,8 @@ class QuestionJob:
     workspace_key: str
     gate: DistillGate | None = None
     cache_ttl: CacheTtl | None = None
-    cache_breakpoints: bool = True
+    cache_min_tokens: int = 0
+    """A cache breakpoint only where the prompt through it reaches this size."""
 
 
 @dataclass(slots=True)
@@ -83,7 +84,7 @@ async def answer_question(
         soft_deadline=job.soft_deadline,
         max_answer_tokens=job.max_answer_tokens,
         cache_ttl=job.cache_ttl,
-        cache_breakpoints=job.cache_breakpoints,
+        cache_min_tokens=job.cache_min_tokens,
     )
 
     async def attempt() -> LoopResult:

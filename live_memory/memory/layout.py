@@ -7,12 +7,17 @@
     [ this question's tool loop ]             breakpoint 4 on its latest message
 
 Every request (answers, retries, keep-warm pings) is built here, so they share one prefix.
+A breakpoint is placed only where the estimated prompt up to it reaches the model's minimum
+cacheable size: a short stable prefix gets no marker, yet the history's marker is still placed
+once the conversation has grown past the minimum.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
+
+import orjson
 
 from live_memory.memory.window import Window
 from live_memory.providers.types import (
@@ -24,7 +29,13 @@ from live_memory.providers.types import (
     ToolSpec,
 )
 
-__all__ = ["Hints", "build_request", "render_trailing_turn", "stable_prefix_text"]
+__all__ = [
+    "Hints",
+    "build_request",
+    "prompt_prefix_chars",
+    "render_trailing_turn",
+    "stable_prefix_text",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +45,15 @@ class Hints:
     time_budget_s: float
     answer_budget_tokens: int
     recently_modified: tuple[str, ...] = ()
+
+
+def prompt_prefix_chars(tools: Sequence[ToolSpec], stable_text: str) -> int:
+    """Characters of what precedes the frozen block: tool definitions, then the stable text."""
+    return len(orjson.dumps([asdict(spec) for spec in tools])) + len(stable_text)
+
+
+def _message_chars(message: Message) -> int:
+    return len(orjson.dumps([asdict(block) for block in message.blocks]))
 
 
 def stable_prefix_text(system_prompt: str, tree: str) -> str:
@@ -68,22 +88,31 @@ def build_request(
     timeout_s: float | None = None,
     force_tool: bool = False,
     cache_ttl: CacheTtl | None = None,
-    breakpoints: bool = True,
+    min_cache_tokens: int = 0,
 ) -> ChatRequest:
     """One request in the cache-stable layout. `trailing=None` builds a keep-warm ping.
 
-    `breakpoints=False` places no cache markers (a prefix below the model's minimum cacheable
-    size cannot be cached anyway); the bytes and their order are the same either way.
+    A cache marker is placed only where the estimated prompt through it reaches
+    `min_cache_tokens` (the model's minimum cacheable size: a marker below it caches nothing).
+    The bytes and their order are the same either way.
     """
     if window.frozen is None:
         window.freeze()
     assert window.frozen is not None
+
+    def cacheable(prefix_chars: int) -> bool:
+        return prefix_chars / window.chars_per_token >= min_cache_tokens
+
+    stable_text = stable_prefix_text(system_prompt, window.tree)
+    stable_end = prompt_prefix_chars(tools, stable_text)
+    frozen_end = stable_end + len(window.frozen)
+    history_end = frozen_end + sum(len(t.text) for t in window.history)
     system = (
-        SystemBlock(stable_prefix_text(system_prompt, window.tree), cache_breakpoint=breakpoints),
-        SystemBlock(window.frozen, cache_breakpoint=breakpoints),
+        SystemBlock(stable_text, cache_breakpoint=cacheable(stable_end)),
+        SystemBlock(window.frozen, cache_breakpoint=cacheable(frozen_end)),
     )
     history = [Message(t.role, (TextBlock(t.text),)) for t in window.history]
-    if history and breakpoints:
+    if history and cacheable(history_end):
         history[-1] = replace(history[-1], cache_breakpoint=True)
     messages = list(history)
     if trailing is not None:
@@ -93,7 +122,8 @@ def build_request(
         messages.append(Message("user", (TextBlock("(keep-warm ping: reply with one word)"),)))
     if loop:
         *head, last = loop
-        messages += [*head, replace(last, cache_breakpoint=breakpoints)]
+        loop_end = history_end + len(trailing or "") + sum(_message_chars(m) for m in loop)
+        messages += [*head, replace(last, cache_breakpoint=cacheable(loop_end))]
     return ChatRequest(
         model=model,
         system=system,

@@ -50,7 +50,9 @@ class CacheDecision:
     ttl: CacheTtl | None
     """`cache_control` TTL for the breakpoints (None: the provider decides, OpenAI-style)."""
     breakpoints: bool
-    """False when the prefix is below the model's minimum cacheable size: place none."""
+    """False when even the whole cacheable prompt is below the model's minimum cacheable size."""
+    min_breakpoint_tokens: int
+    """Place a breakpoint only where the prompt through it reaches this size (the minimum)."""
     keep_warm: bool
     """Whether a keep-warm ping now is worth its cost."""
     reason: str
@@ -137,21 +139,23 @@ class CacheEconomics:
         return prefix_tokens >= self.pricing.min_cacheable_tokens
 
     def decide(self, now: float, prefix_tokens: int) -> CacheDecision:
-        """The cache decision for a request sent at `now` with this cacheable prefix."""
+        """The cache decision for a request sent at `now` whose cacheable prompt (everything
+        before the trailing turn: what a breakpoint can cover, and what a ping keeps warm) is
+        `prefix_tokens` long."""
         self._prefix_tokens = prefix_tokens
         minimum = self.pricing.min_cacheable_tokens
         if not self.allows_breakpoint(prefix_tokens):
             why = (
-                f"the prefix ({prefix_tokens:,} tokens) is below {self.pricing.model}'s minimum "
+                f"the prompt ({prefix_tokens:,} tokens) is below {self.pricing.model}'s minimum "
                 f"cacheable size ({minimum:,}): no breakpoint, nothing to keep warm"
             )
             ttl = self.policy.ttl_options[0] if self.policy.ttl_options else None
-            decision = CacheDecision(ttl, False, False, why, why, why)
+            decision = CacheDecision(ttl, False, minimum, False, why, why, why)
         else:
             ttl, ttl_why = self._choose_ttl(now, prefix_tokens)
             warm, warm_why = self._keep_warm(now, prefix_tokens, ttl)
             reason = f"ttl {ttl or 'provider default'}: {ttl_why}; keep-warm: {warm_why}"
-            decision = CacheDecision(ttl, True, warm, reason, ttl_why, warm_why)
+            decision = CacheDecision(ttl, True, minimum, warm, reason, ttl_why, warm_why)
         self._last = decision
         return decision
 

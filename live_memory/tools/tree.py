@@ -81,7 +81,7 @@ def render_tree(files: Sequence[str], max_chars: int) -> str:
     else:
         text, shown = best
     note = (
-        f"[tree truncated to {max_chars} chars: {top.count - shown} of {top.count} files not "
+        f"[tree truncated: {top.count - shown} of {top.count} files not "
         "listed by name; a directory shown as `name/ (N files)` was not expanded. "
         "Use find_paths or Glob to look inside.]"
     )

@@ -106,3 +106,31 @@ def test_no_breakpoint_is_placed_on_a_prefix_below_the_models_minimum(
     assert _markers(fake.requests[-1].body) == 0
     assert stats["cache_economics"]["breakpoints"] is False
     assert "below" in stats["cache_economics"]["reason"]
+
+
+def test_a_history_past_the_minimum_gets_its_breakpoint_though_the_prefix_is_short(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    fake.responder = lambda recorded: Text("answer")
+    env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_MODEL": "claude-haiku-4-5"}
+    big = "".join(f"def function_{n}(x):\n    return x * {n}\n" for n in range(800))
+    with ServerProcess(tmp_path / "data", env) as server:
+        _notify(server, repo, [{"path": "src/app.py", "kind": "read", "content": "x = 1"}])
+        first = httpx.post(
+            f"{server.url}/api/ask", json={"question": "q1?", "cwd": str(repo)}, timeout=30
+        )
+        assert first.status_code == 200, first.text
+        # Read after the window froze: it reaches the model as a history delta (~8k tokens).
+        _notify(server, repo, [{"path": "src/big.py", "kind": "read", "content": big}])
+        second = httpx.post(
+            f"{server.url}/api/ask", json={"question": "q2?", "cwd": str(repo)}, timeout=30
+        )
+        assert second.status_code == 200, second.text
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+    body = fake.requests[-1].body
+    assert stats["prefix"]["min_cacheable_tokens"] == 4096
+    assert stats["prefix"]["frozen_cacheable"] is False
+    assert stats["prefix"]["history_cacheable"] is True
+    assert _markers(body["system"]) == 0
+    assert _markers(body["messages"]) == 1
+    assert stats["cache_economics"]["breakpoints"] is True

@@ -252,3 +252,37 @@ def test_request_carries_model_tools_budget_and_cache_key() -> None:
     )
     assert (request.model, request.tools, request.max_tokens) == ("claude-haiku", TOOLS, 512)
     assert (request.cache_key, request.timeout_s) == ("live-memory-abc", 12.5)
+
+
+def test_a_breakpoint_is_placed_only_where_the_prompt_reaches_the_minimum() -> None:
+    window = Window(ROOT)
+    window.freeze()
+    for i in range(40):
+        window.append_qa(f"question {i}: " + "x" * 200, f"answer {i}: " + "y" * 200)
+    loop = (
+        Message("assistant", (ToolCall("t1", "Read", {"file_path": "src/a.py"}),)),
+        Message("user", (ToolResultBlock("t1", "z" * 40_000),)),
+    )
+    history = len(window.history)
+
+    def marks(min_tokens: int) -> list[str]:
+        window.sync_deltas()
+        request = build_request(
+            window,
+            system_prompt=SYSTEM,
+            trailing=render_trailing_turn("q", Hints(60.0, 2048)),
+            loop=loop,
+            tools=TOOLS,
+            model="m",
+            max_tokens=2048,
+            min_cache_tokens=min_tokens,
+        )
+        return breakpoints(request)
+
+    every = ["system[0]", "system[1]", f"messages[{history - 1}]", f"messages[{history + 2}]"]
+    assert marks(0) == every
+    # A short stable prefix gets no marker, yet the grown history and the tool loop do.
+    assert marks(2_000) == every[2:]
+    # Only the tool loop (its 40,000-character result) reaches this one.
+    assert marks(8_000) == every[3:]
+    assert marks(1_000_000) == []
