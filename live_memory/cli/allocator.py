@@ -7,7 +7,7 @@ after passivation a server would keep most of the burst's memory. The system all
 the `malloc_trim` the gateway calls after passivations, gives those pages back.
 
 `PYTHONMALLOC` is read only when the interpreter starts, so `serve` re-executes itself once
-with it set. `execv` keeps the process id, so supervisors (systemd, launchd, the plugin's
+with it set. `exec` keeps the process id, so supervisors (systemd, launchd, the plugin's
 start-up backstop) see one process. An explicit `PYTHONMALLOC` is always respected.
 """
 
