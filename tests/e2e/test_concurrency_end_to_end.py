@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -171,43 +172,33 @@ def test_async_tools_submit_then_collect_once(
         assert is_error and "absolute" in bad
 
 
+def _give_up_over_rest(server: ServerProcess, repo: Path) -> None:
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(
+            f"{server.url}/api/ask",
+            json={"question": "q?", "cwd": str(repo)},
+            timeout=httpx.Timeout(5.0, read=0.5),
+        )
+
+
+def _give_up_over_mcp(server: ServerProcess, repo: Path) -> None:
+    arguments = {"question": "q?", "cwd": str(repo)}
+    abandon_tool_call(server.url, "ask_live_memory", arguments, after_s=0.5)
+
+
+@pytest.mark.parametrize("give_up", [_give_up_over_rest, _give_up_over_mcp], ids=["rest", "mcp"])
 def test_a_caller_that_goes_away_cancels_its_fork_and_its_model_calls(
-    fake: FakeProvider, repo: Path, tmp_path: Path
+    give_up: Callable[[ServerProcess, Path], None],
+    fake: FakeProvider,
+    repo: Path,
+    tmp_path: Path,
 ) -> None:
     with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         _warm(server, repo)
         _load_provider(server, repo)
         fake.reset()
         fake.script(ToolUse("Read", {"file_path": "src/app.py"}, delay_s=1.5), Text("never asked"))
-        with pytest.raises(httpx.ReadTimeout):
-            httpx.post(
-                f"{server.url}/api/ask",
-                json={"question": "q?", "cwd": str(repo)},
-                timeout=httpx.Timeout(5.0, read=0.5),
-            )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
-            forks = [a for a in server.request("GET", "/actors").json() if a["kind"] == "fork"]
-            if stats["queue"]["in_flight"] == 0 and not forks:
-                break
-            time.sleep(0.1)
-        assert stats["queue"]["in_flight"] == 0 and not forks
-        time.sleep(2.0)  # the first model reply has come and gone: no second call may follow
-        assert len(fake.requests) == 1
-        assert stats["questions_answered"] == 1  # the warm-up only
-
-
-def test_an_mcp_client_that_gives_up_cancels_its_fork_and_its_model_calls(
-    fake: FakeProvider, repo: Path, tmp_path: Path
-) -> None:
-    with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
-        _warm(server, repo)
-        _load_provider(server, repo)
-        fake.reset()
-        fake.script(ToolUse("Read", {"file_path": "src/app.py"}, delay_s=1.5), Text("never asked"))
-        arguments = {"question": "q?", "cwd": str(repo)}
-        abandon_tool_call(server.url, "ask_live_memory", arguments, after_s=0.5)
+        give_up(server, repo)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
