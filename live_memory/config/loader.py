@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from live_memory.atomic_file import write_atomically
 from live_memory.config import constants as C
 from live_memory.config.provider_detection import detect_provider
 from live_memory.config.settings import Settings
@@ -277,16 +276,6 @@ def _build(
 
 def _atomic_write(path: Path, data: bytes) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        write_atomically(path, data)
     except OSError as exc:
-        raise ConfigError(f"config file {path} cannot be written: {exc.strerror or exc}") from exc
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, path)
-    except OSError as exc:
-        Path(temp_name).unlink(missing_ok=True)
         raise ConfigError(f"config file {path} cannot be written: {exc.strerror or exc}") from exc

@@ -21,15 +21,13 @@ LIVE_MEMORY_INSIGHTS_ROOT never shows facts the ledger no longer has.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from live_memory.atomic_file import write_atomically
 from live_memory.config.constants import KNOWLEDGE_CATEGORIES
 from live_memory.knowledge.error import KnowledgeError
 from live_memory.memory.model import LedgerFact
@@ -168,19 +166,7 @@ def _parse(markdown: str, file: Path) -> list[LedgerFact]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    temp_name: str | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, path)
-        temp_name = None
+        write_atomically(path, text.encode("utf-8"))
     except OSError as exc:
         raise KnowledgeError(f"knowledge file {path} cannot be written: {exc}") from exc
-    finally:
-        if temp_name is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temp_name)

@@ -8,12 +8,10 @@ aside into `quarantine/` rather than deleted, so nothing a user had is lost sile
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import os
 import re
-import tempfile
 import threading
 import weakref
 from collections.abc import Mapping
@@ -23,6 +21,7 @@ from typing import Final
 
 import orjson
 
+from live_memory.atomic_file import write_atomically
 from live_memory.config import constants as C
 from live_memory.errors import SnapshotError
 
@@ -136,25 +135,10 @@ class SnapshotStore:
             return self._locks.setdefault(path, threading.Lock())
 
     def _write(self, path: Path, data: bytes, root: Path) -> None:
-        temp_name: str | None = None
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fd, temp_name = tempfile.mkstemp(
-                dir=self.directory, prefix=f".{path.name}.", suffix=".tmp"
-            )
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp_name, path)
-            temp_name = None
-            _fsync_directory(self.directory)
+            write_atomically(path, data, sync_directory=True)
         except OSError as exc:
             raise SnapshotError(f"snapshot of {root} could not be written: {exc}") from exc
-        finally:
-            if temp_name is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp_name)
 
     def _quarantine(self, path: Path, reason: str, detail: str) -> None:
         quarantine = self.directory / C.QUARANTINE_DIR_NAME
@@ -207,17 +191,3 @@ def _read_root(path: Path) -> Path | None:
     if not isinstance(root, str) or not root:
         return None
     return Path(root)
-
-
-def _fsync_directory(directory: Path) -> None:
-    # Makes the rename itself durable; not every platform/file system supports it.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -10,13 +10,12 @@ both. This module only reads and writes such files; refreshing lives in `oauth`.
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
+from live_memory.atomic_file import write_atomically
 from live_memory.config import constants
 
 __all__ = ["OAuthCredential", "read_credential", "write_credential"]
@@ -24,7 +23,6 @@ __all__ = ["OAuthCredential", "read_credential", "write_credential"]
 logger = logging.getLogger(__name__)
 
 _SECTION = "claudeAiOauth"
-_FILE_MODE = 0o600
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,17 +85,5 @@ def write_credential(path: Path, credential: OAuthCredential) -> None:
     if credential.scopes:
         section["scopes"] = list(credential.scopes)
     data = orjson.dumps({_SECTION: section}, option=orjson.OPT_INDENT_2)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # mkstemp creates the file 0600, so the token is never readable by others, not even briefly.
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp_name, _FILE_MODE)
-        os.replace(temp_name, path)
-    except OSError:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
+    write_atomically(path, data)  # owner-only: the token is never readable by others
     logger.debug("wrote the refreshed subscription credential to %s", path)
