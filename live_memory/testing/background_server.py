@@ -20,10 +20,14 @@ _STOP_TIMEOUT_S = 10.0
 
 
 class BackgroundServer:
-    """One uvicorn server in a daemon thread; `start()` returns once it accepts requests."""
+    """One uvicorn server in a daemon thread; `start()` returns once it accepts requests.
 
-    def __init__(self, app: ASGIApp) -> None:
+    `port=0` (the default) takes an ephemeral port; a chosen one is reused even right after
+    another server released it (a test bringing "the same server" back)."""
+
+    def __init__(self, app: ASGIApp, port: int = 0) -> None:
         self._app = app
+        self._wanted_port = port
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.port: int | None = None
@@ -35,7 +39,8 @@ class BackgroundServer:
         # proto=IPPROTO_TCP: asyncio only sets TCP_NODELAY on accepted sockets whose proto is
         # TCP; with proto 0 every response body waits ~40 ms for a delayed ACK (Nagle).
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.bind(("127.0.0.1", 0))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self._wanted_port))
         sock.listen(128)
         port: int = sock.getsockname()[1]
         config = uvicorn.Config(

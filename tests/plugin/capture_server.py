@@ -13,16 +13,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-__all__ = ["CaptureServer", "Seen", "closed_port"]
+from live_memory.testing.background_server import BackgroundServer
 
-_START_TIMEOUT_S = 10.0
-_STOP_TIMEOUT_S = 10.0
+__all__ = ["CaptureServer", "Seen", "closed_port"]
 
 Responder = Callable[["Seen"], tuple[int, object]]
 
@@ -52,16 +50,6 @@ def _default_responder(seen: Seen) -> tuple[int, object]:
     return 200, {"accepted": 1, "ignored": 0}
 
 
-class _Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self.ready = threading.Event()
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets=sockets)
-        self.ready.set()
-
-
 class CaptureServer:
     """`with CaptureServer() as server:` then `server.port`, `server.wait_for(n)`."""
 
@@ -69,9 +57,8 @@ class CaptureServer:
         self.respond = respond
         self.requests: list[Seen] = []
         self._changed = threading.Condition()
-        self._wanted_port = port
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["GET", "POST"])])
+        self._server = BackgroundServer(app, port)
         self.port = 0
 
     async def _handle(self, request: Request) -> Response:
@@ -91,33 +78,11 @@ class CaptureServer:
         return JSONResponse(payload, status_code=status)
 
     def start(self) -> CaptureServer:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", self._wanted_port))
-        sock.listen(128)
-        self.port = int(sock.getsockname()[1])
-        methods = ["GET", "POST"]
-        app = Starlette(routes=[Route("/{path:path}", self._handle, methods=methods)])
-        config = uvicorn.Config(
-            app, log_config=None, access_log=False, lifespan="off", ws="none", http="h11"
-        )
-        self._server = _Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, daemon=True
-        )
-        self._thread.start()
-        if not self._server.ready.wait(_START_TIMEOUT_S):
-            self.stop()
-            raise RuntimeError("capture server did not start")
+        self.port = self._server.start()
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-            self._server.force_exit = True
-        if self._thread is not None:
-            self._thread.join(_STOP_TIMEOUT_S)
-        self._server = self._thread = None
+        self._server.stop()
 
     def __enter__(self) -> CaptureServer:
         return self.start()
