@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,22 +11,9 @@ import pytest
 from live_memory.config import constants as C
 from live_memory.memory.ingest import Ingestor, in_scope
 from live_memory.memory.window import Window
+from tests.support.repo import make_repo
 
-GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=m"]
 API_KEY = "sk-proj-4f9a8B7c6D5e4F3a2B1c0D9e8F7a6B5c"
-
-
-def make_repo(root: Path, files: dict[str, str]) -> Path:
-    root.mkdir(parents=True)
-    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True, capture_output=True, timeout=30)
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True, capture_output=True, timeout=30)
-    subprocess.run(
-        [*GIT, "commit", "-q", "-m", "init"], cwd=root, check=True, capture_output=True, timeout=30
-    )
-    return root.resolve()
 
 
 def sha(text: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,21 +13,7 @@ import pytest
 from live_memory.memory.model import LedgerFact, Turn
 from live_memory.memory.persist import window_from_state, window_to_state
 from live_memory.memory.window import Window
-
-GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=m"]
-
-
-def make_repo(root: Path, files: dict[str, str]) -> Path:
-    root.mkdir(parents=True)
-    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True, capture_output=True, timeout=30)
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True, capture_output=True, timeout=30)
-    subprocess.run(
-        [*GIT, "commit", "-q", "-m", "init"], cwd=root, check=True, capture_output=True, timeout=30
-    )
-    return root
+from tests.support.repo import git, make_repo
 
 
 def digest_on_disk(root: Path) -> Callable[[str], str | None]:
@@ -145,7 +130,7 @@ def test_a_file_changed_on_disk_leaves_the_manifest_and_its_facts_come_back_stal
 
 def test_a_deleted_file_leaves_the_manifest_and_demotes_what_cites_it(root: Path) -> None:
     window = learned_window(root)
-    subprocess.run([*GIT, "rm", "-q", "src/render.py"], cwd=root, check=True, capture_output=True)
+    git(root, "rm", "-q", "src/render.py")
     restored = reload(root, window)
     assert "src/render.py" not in restored.files
     assert [f.stale for f in restored.ledger] == [False, True, False]
