@@ -11,14 +11,14 @@ from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.question import QuestionOutcome
 from live_memory.agent.services import Services
 from live_memory.memory.commit import CommitOutcome
-from live_memory.memory.layout import prompt_prefix_chars, stable_prefix_text
+from live_memory.memory.layout import PrefixSizes, prefix_chars, stable_prefix_text
 from live_memory.providers import min_cacheable_tokens
 from live_memory.providers.types import Usage
 
 if TYPE_CHECKING:
     from live_memory.actors.workspace import WorkspaceActor
 
-__all__ = ["PrefixSizes", "WorkspaceCounters", "prefix_tokens", "workspace_stats"]
+__all__ = ["WorkspaceCounters", "prefix_tokens", "workspace_stats"]
 
 
 @dataclass(slots=True)
@@ -122,24 +122,12 @@ def workspace_stats(actor: WorkspaceActor) -> dict[str, object]:
     }
 
 
-@dataclass(frozen=True, slots=True)
-class PrefixSizes:
-    """Estimated tokens of the prompt through each cache breakpoint, tools included."""
-
-    stable: int
-    through_frozen: int
-    through_history: int
-
-
 def prefix_tokens(actor: WorkspaceActor) -> PrefixSizes:
+    """Estimated tokens of the prompt through each cache breakpoint, tools included."""
     window = actor.window
-    stable = prompt_prefix_chars(
-        actor.toolbox.specs(), stable_prefix_text(SYSTEM_PROMPT, window.tree)
-    )
-    frozen = stable + len(window.frozen or "")
-    history = frozen + sum(len(t.text) for t in window.history)
-    return PrefixSizes(
-        *(int(chars / window.chars_per_token) for chars in (stable, frozen, history))
+    stable_text = stable_prefix_text(SYSTEM_PROMPT, window.tree)
+    return prefix_chars(window, actor.toolbox.specs(), stable_text).in_tokens(
+        window.chars_per_token
     )
 
 

@@ -31,8 +31,9 @@ from live_memory.providers.types import (
 
 __all__ = [
     "Hints",
+    "PrefixSizes",
     "build_request",
-    "prompt_prefix_chars",
+    "prefix_chars",
     "render_trailing_turn",
     "stable_prefix_text",
 ]
@@ -47,9 +48,29 @@ class Hints:
     recently_modified: tuple[str, ...] = ()
 
 
-def prompt_prefix_chars(tools: Sequence[ToolSpec], stable_text: str) -> int:
-    """Characters of what precedes the frozen block: tool definitions, then the stable text."""
-    return len(orjson.dumps([asdict(spec) for spec in tools])) + len(stable_text)
+@dataclass(frozen=True, slots=True)
+class PrefixSizes:
+    """How much of the prompt precedes each cache breakpoint (tool definitions included)."""
+
+    stable: int
+    through_frozen: int
+    through_history: int
+
+    def in_tokens(self, chars_per_token: float) -> PrefixSizes:
+        """These sizes, given in characters, as estimated tokens."""
+        return PrefixSizes(
+            *(
+                int(n / chars_per_token)
+                for n in (self.stable, self.through_frozen, self.through_history)
+            )
+        )
+
+
+def prefix_chars(window: Window, tools: Sequence[ToolSpec], stable_text: str) -> PrefixSizes:
+    """Characters through the stable text, the frozen block and the history."""
+    stable = len(orjson.dumps([asdict(spec) for spec in tools])) + len(stable_text)
+    frozen = stable + len(window.frozen or "")
+    return PrefixSizes(stable, frozen, frozen + sum(len(t.text) for t in window.history))
 
 
 def _message_chars(message: Message) -> int:
@@ -104,15 +125,13 @@ def build_request(
         return prefix_chars / window.chars_per_token >= min_cache_tokens
 
     stable_text = stable_prefix_text(system_prompt, window.tree)
-    stable_end = prompt_prefix_chars(tools, stable_text)
-    frozen_end = stable_end + len(window.frozen)
-    history_end = frozen_end + sum(len(t.text) for t in window.history)
+    ends = prefix_chars(window, tools, stable_text)
     system = (
-        SystemBlock(stable_text, cache_breakpoint=cacheable(stable_end)),
-        SystemBlock(window.frozen, cache_breakpoint=cacheable(frozen_end)),
+        SystemBlock(stable_text, cache_breakpoint=cacheable(ends.stable)),
+        SystemBlock(window.frozen, cache_breakpoint=cacheable(ends.through_frozen)),
     )
     history = [Message(t.role, (TextBlock(t.text),)) for t in window.history]
-    if history and cacheable(history_end):
+    if history and cacheable(ends.through_history):
         history[-1] = replace(history[-1], cache_breakpoint=True)
     messages = list(history)
     if trailing is not None:
@@ -122,7 +141,7 @@ def build_request(
         messages.append(Message("user", (TextBlock("(keep-warm ping: reply with one word)"),)))
     if loop:
         *head, last = loop
-        loop_end = history_end + len(trailing or "") + sum(_message_chars(m) for m in loop)
+        loop_end = ends.through_history + len(trailing or "") + sum(_message_chars(m) for m in loop)
         messages += [*head, replace(last, cache_breakpoint=cacheable(loop_end))]
     return ChatRequest(
         model=model,
