@@ -1,8 +1,15 @@
 """The actor runtime: the only module that imports pykka.
 
 Actors subclass `Actor` and implement `handle(message)`; they are started through an
-`ActorSystem`, which also keeps the inspection inventory, the shared I/O loop and the ticker.
-Keeping pykka here lets the same actor classes move onto Ray later.
+`ActorSystem`, which also keeps the inspection inventory, the shared I/O loop, the ticker and
+the worker pool. Keeping pykka here lets the same actor classes move onto Ray later.
+
+Most actors (workspaces, forks) own no thread: they are pykka actors whose mailbox schedules
+them onto the system's bounded worker pool when a message arrives, one message at a time and
+never on two workers at once. A thread per workspace cost a glibc arena each, so 50 idle large
+workspaces kept 1.2 GB of freed tree-build memory; a pool of `ACTOR_POOL_WORKERS` threads
+reuses the same few arenas. The few long-lived singletons that may block (the watcher, the
+gateway, keep-warm) set `dedicated_thread = True` and run pykka's own blocking loop.
 """
 
 from __future__ import annotations
@@ -11,17 +18,23 @@ import ctypes
 import ctypes.util
 import gc
 import logging
+import queue
+import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 import pykka
 
 from live_memory.actors.io_loop import IoLoop
 from live_memory.config import constants as C
+
+if TYPE_CHECKING:
+    from pykka._envelope import Envelope  # pykka's internal message wrapper (typing only)
 
 __all__ = [
     "Actor",
@@ -40,6 +53,103 @@ ActorDeadError = pykka.ActorDeadError
 T = TypeVar("T")
 Promise = Future
 """A one-shot reply slot carried inside request messages (thread-safe, asyncio-bridgeable)."""
+
+
+class _Mailbox:
+    """A pykka inbox that can also schedule its actor: `put` calls `on_ready` once when the
+    first message arrives for an actor that is not already scheduled (the "scheduled" flag
+    makes handling serial per actor)."""
+
+    def __init__(self) -> None:
+        self._items: deque[Envelope[Any]] = deque()
+        self._ready = threading.Condition(threading.Lock())
+        self._scheduled = False
+        self.on_ready: Callable[[], None] | None = None
+
+    def put(self, envelope: Envelope[Any], /) -> None:
+        with self._ready:
+            self._items.append(envelope)
+            self._ready.notify()
+            schedule = self.on_ready is not None and not self._scheduled
+            if schedule:
+                self._scheduled = True
+        if schedule and self.on_ready is not None:
+            self.on_ready()
+
+    def get(self) -> Envelope[Any]:
+        """Blocking take, for actors on a dedicated thread."""
+        with self._ready:
+            while not self._items:
+                self._ready.wait()
+            return self._items.popleft()
+
+    def take(self) -> Envelope[Any] | None:
+        with self._ready:
+            return self._items.popleft() if self._items else None
+
+    def claim(self) -> None:
+        """Mark the actor scheduled (its first slice is being submitted)."""
+        with self._ready:
+            self._scheduled = True
+
+    def release(self) -> bool:
+        """End a slice: True when messages are left (the actor stays scheduled)."""
+        with self._ready:
+            if self._items:
+                return True
+            self._scheduled = False
+            return False
+
+    def empty(self) -> bool:
+        with self._ready:
+            return not self._items
+
+    def qsize(self) -> int:
+        with self._ready:
+            return len(self._items)
+
+
+class WorkerPool:
+    """A bounded set of daemon threads running actor slices (and nothing that blocks long)."""
+
+    def __init__(self, workers: int = C.ACTOR_POOL_WORKERS) -> None:
+        self.workers = max(1, workers)
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        self._jobs.put(job)
+        with self._lock:
+            # Threads start on demand, up to the bound: a quiet server runs few of them.
+            if len(self._threads) < self.workers:
+                thread = threading.Thread(
+                    target=self._run, name=f"actor-pool-{len(self._threads)}", daemon=True
+                )
+                self._threads.append(thread)
+                thread.start()
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            try:
+                job()
+            except Exception:  # a slice already captures handler failures; never lose a worker
+                logger.exception("actor pool job failed")
+            # Drop the reference while waiting: a stopped actor must be collectable.
+            del job
+
+    def threads(self) -> int:
+        with self._lock:
+            return len(self._threads)
+
+    def stop(self) -> None:
+        with self._lock:
+            count = len(self._threads)
+        for _ in range(count):
+            self._jobs.put(None)
 
 
 def release_free_memory() -> None:
@@ -87,16 +197,80 @@ class ActorInfo:
         }
 
 
-class Actor(pykka.ThreadingActor):
-    """Base actor: serial message handling, failure capture, inspection bookkeeping."""
+class Actor(pykka.Actor):
+    """Base actor: serial message handling, failure capture, inspection bookkeeping.
 
-    use_daemon_thread = True
+    Runs on the system's worker pool unless the class sets `dedicated_thread = True`.
+    """
+
     kind: ClassVar[str] = "actor"
+    dedicated_thread: ClassVar[bool] = False
+    """Long-lived actors that may block (a git call, an observer join) get their own thread."""
+
+    @staticmethod
+    def _create_actor_inbox() -> _Mailbox:
+        return _Mailbox()
+
+    @staticmethod
+    def _create_future() -> pykka.Future[Any]:
+        return pykka.ThreadingFuture()
 
     def __init__(self, system: ActorSystem, name: str, workspace: str | None = None) -> None:
         super().__init__()
         self.system = system
         self.info = ActorInfo(name=name, kind=self.kind, workspace=workspace)
+        self._mailbox = cast("_Mailbox", self.actor_inbox)
+
+    def _start_actor_loop(self) -> None:
+        if self.dedicated_thread:
+            thread = threading.Thread(target=self._actor_loop, name=f"{self.kind}-{self.info.name}")
+            thread.daemon = True
+            thread.start()
+            return
+        pool = self.system.pool
+        self._mailbox.claim()  # the first slice runs on_start, then what has arrived
+        self._mailbox.on_ready = lambda: pool.submit(self._slice)
+        pool.submit(self._first_slice)
+
+    def _first_slice(self) -> None:
+        self._actor_loop_setup()
+        self._slice()
+
+    def _slice(self) -> None:
+        """Handle up to `ACTOR_POOL_SLICE_MESSAGES` messages, then yield the worker."""
+        for _ in range(C.ACTOR_POOL_SLICE_MESSAGES):
+            if self.actor_stopped.is_set():
+                break
+            envelope = self._mailbox.take()
+            if envelope is None:
+                break
+            self._deliver(envelope)
+        if self.actor_stopped.is_set():
+            self._mailbox.on_ready = None  # stays "scheduled": nothing runs it again
+            self._actor_loop_teardown()
+            return
+        if self._mailbox.release():
+            self.system.pool.submit(self._slice)
+
+    def _deliver(self, envelope: Envelope[Any]) -> None:
+        """One message, with the failure handling of pykka's own actor loop."""
+        try:
+            response = self._handle_receive(envelope.message)
+            if envelope.reply_to is not None:
+                envelope.reply_to.set(response)
+        except Exception:
+            if envelope.reply_to is not None:
+                envelope.reply_to.set_exception()
+            else:
+                self._handle_failure(*sys.exc_info())
+                try:
+                    self.on_failure(*sys.exc_info())
+                except Exception:  # as pykka: a failing hook only logs
+                    self._handle_failure(*sys.exc_info())
+        except BaseException:
+            logger.debug("%r in %s; stopping all actors", sys.exc_info()[1], self)
+            self._stop()
+            pykka.ActorRegistry.stop_all()
 
     @property
     def ref(self) -> ActorRef[Any]:
@@ -153,7 +327,7 @@ class Actor(pykka.ThreadingActor):
 class ActorSystem:
     """Owns every actor of one server: start, inventory, shared I/O loop, periodic ticks."""
 
-    def __init__(self) -> None:
+    def __init__(self, pool_workers: int = C.ACTOR_POOL_WORKERS) -> None:
         self._lock = threading.Lock()
         self._infos: dict[str, ActorInfo] = {}
         self.io = IoLoop()
@@ -161,6 +335,7 @@ class ActorSystem:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._ticker: threading.Thread | None = None
+        self.pool = WorkerPool(pool_workers)
 
     def start(self, cls: type[Actor], *args: Any, **kwargs: Any) -> ActorRef[Any]:
         ref: ActorRef[Any] = cls.start(self, *args, **kwargs)
@@ -212,4 +387,5 @@ class ActorSystem:
         self._stop.set()
         self._wake.set()
         pykka.ActorRegistry.stop_all(block=True, timeout=timeout)
+        self.pool.stop()
         self.io.stop()

@@ -114,6 +114,7 @@ class WatchdogActor(Actor):
     """
 
     kind = "watchdog"
+    dedicated_thread = True
 
     def __init__(
         self,

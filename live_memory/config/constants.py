@@ -138,6 +138,10 @@ PASSIVATE_AFTER_IDLE_S: Final = 900.0
 PASSIVATION_SWEEP_S: Final = 30.0
 SHUTDOWN_GRACE_S: Final = 20.0
 ACTOR_STOP_TIMEOUT_S: Final = 10.0
+# Workspace and fork actors share this many worker threads (not one thread each): a thread
+# per workspace kept a glibc arena of freed tree-build memory per workspace.
+ACTOR_POOL_WORKERS: Final = 4
+ACTOR_POOL_SLICE_MESSAGES: Final = 32  # messages one actor handles before yielding its worker
 
 # --- providers ----------------------------------------------------------------------------
 PROVIDER_ANTHROPIC: Final = "anthropic"
