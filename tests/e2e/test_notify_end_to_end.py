@@ -12,14 +12,14 @@ import httpx
 from live_memory.testing import FakeProvider, Text, ToolUse
 from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
+from tests.support.fixtures import HOOK_PAYLOADS
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 FAKE_KEY = "sk-ant-api03-" + "Zx8" * 30
 AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"
 
 
 def _hook_payload(name: str, repo: Path) -> dict[str, Any]:
-    payloads = json.loads((FIXTURES / "claude-code-hook-payloads.json").read_text())
+    payloads = json.loads(HOOK_PAYLOADS.read_text())
     text = json.dumps(payloads[name]["stdin"]).replace("/home/dev/project", str(repo))
     return dict(json.loads(text))
 

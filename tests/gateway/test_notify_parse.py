@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,14 +12,14 @@ from live_memory.actors.message import FileEvent
 from live_memory.config import constants as C
 from live_memory.errors import InputError, PayloadTooLarge
 from live_memory.gateway.notify_parse import parse_notify
+from tests.support.fixtures import HOOK_PAYLOADS
 
-FIXTURES = Path("/work/shared/fixtures/claude-code-hook-payloads.json")
 CWD = "/home/dev/project"
 
 
 @pytest.fixture(scope="module")
 def hooks() -> dict[str, dict[str, Any]]:
-    payloads = json.loads(FIXTURES.read_text(encoding="utf-8"))
+    payloads = json.loads(HOOK_PAYLOADS.read_text(encoding="utf-8"))
     return {name: entry["stdin"] for name, entry in payloads.items()}
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURE = REPO.parent / "shared" / "fixtures" / "claude-code-transcript.jsonl"
+from tests.support.fixtures import TRANSCRIPT as FIXTURE
 
 
 def fixture_records() -> list[dict[str, object]]:

@@ -162,7 +162,7 @@ def test_known_roots_lists_good_snapshots_and_skips_bad_files(tmp_path: Path) ->
 
 def test_concurrent_saves_for_different_roots_all_land(tmp_path: Path) -> None:
     store = SnapshotStore(tmp_path)
-    roots = [Path(f"/work/repo-{index}") for index in range(16)]
+    roots = [Path(f"/srv/repo-{index}") for index in range(16)]
     errors: list[BaseException] = []
 
     def work(root: Path) -> None:

@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from tests.plugin.capture_server import CaptureServer
+from tests.support.fixtures import HOOK_PAYLOADS
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "plugin"
 SCRIPTS = PLUGIN / "scripts"
-FIXTURES = REPO.parent / "shared" / "fixtures" / "claude-code-hook-payloads.json"
+FIXTURES = HOOK_PAYLOADS
 CAPTURED_PROJECT = "/home/dev/project"
 SCRIPT_TIMEOUT_S = 30.0
 

@@ -10,9 +10,8 @@ from types import SimpleNamespace
 
 from live_memory.testing.server_process import ServerProcess
 from tests.plugin.capture_server import CaptureServer, Seen, closed_port
-from tests.plugin.conftest import REPO, SCRIPTS, HookWorld, hook_payloads, run_script
-
-TRANSCRIPT = REPO.parent / "shared" / "fixtures" / "claude-code-transcript.jsonl"
+from tests.plugin.conftest import SCRIPTS, HookWorld, hook_payloads, run_script
+from tests.support.fixtures import TRANSCRIPT
 
 
 def _stop(world: HookWorld, session_id: str = "c6e61a63") -> dict[str, object]:

@@ -7,19 +7,19 @@ import pytest
 from live_memory.watchers import HEAD_MARKER, PathFilter
 from tests.support.repo import git, make_repo
 
-ROOT = "/work/repo"
+ROOT = "/srv/repo"
 
 
 @pytest.mark.parametrize(
     ("path", "expected"),
     [
-        ("/work/repo/src/app.py", "src/app.py"),
-        ("/work/repo/./src//app.py", "src/app.py"),
-        ("/work/repo", None),
-        ("/work/repo/", None),
-        ("/work/repo2/app.py", None),
+        ("/srv/repo/src/app.py", "src/app.py"),
+        ("/srv/repo/./src//app.py", "src/app.py"),
+        ("/srv/repo", None),
+        ("/srv/repo/", None),
+        ("/srv/repo2/app.py", None),
         ("/elsewhere/app.py", None),
-        ("/work/repo/../secret", None),
+        ("/srv/repo/../secret", None),
     ],
 )
 def test_relative_keeps_only_paths_inside_the_root(path: str, expected: str | None) -> None:
