@@ -7,7 +7,6 @@ edits without content → the recently-modified hint of the next question.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import os
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from pathlib import Path
 from live_memory.config import constants as C
 from live_memory.hygiene import is_secret_path, looks_binary, redact_secrets
 from live_memory.memory.window import Window
+from live_memory.path_glob import glob_set
 from live_memory.tools import current_sha256
 
 __all__ = ["Ingestor", "in_scope"]
@@ -24,8 +24,8 @@ _CONTENT_KINDS = ("read", "write")
 
 
 def in_scope(rel_path: str, globs: Sequence[str]) -> bool:
-    """fnmatch semantics where `*` also crosses `/`; no globs = everything."""
-    return not globs or any(fnmatch.fnmatchcase(rel_path, g) for g in globs)
+    """Does `rel_path` match one of `globs` (see `live_memory.path_glob`)? None = everything."""
+    return not globs or glob_set(tuple(globs)).matches(rel_path)
 
 
 class Ingestor:
@@ -59,7 +59,7 @@ class Ingestor:
                     return None
             path = path[len(self._root_str) + 1 :]
         parts = [p for p in path.split("/") if p not in ("", ".")]
-        if not parts or ".." in parts or parts[0] == ".git":
+        if not parts or ".." in parts or ".git" in parts:  # any repository's internals
             return None
         return "/".join(parts)
 

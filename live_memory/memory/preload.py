@@ -9,7 +9,8 @@ from pathlib import Path
 from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError
 from live_memory.memory.window import Window
-from live_memory.tools import read_workspace_text, resolve_in_root
+from live_memory.path_glob import compile_glob
+from live_memory.tools import list_workspace_files, read_workspace_text
 
 __all__ = ["preload"]
 
@@ -17,15 +18,28 @@ logger = logging.getLogger(__name__)
 
 
 def _expand(root: Path, patterns: Sequence[str]) -> list[str]:
-    """Matches in deterministic order: earlier patterns first, sorted within a pattern."""
-    seen: dict[str, None] = {}
+    """Matches in deterministic order: earlier patterns first, sorted within a pattern.
+
+    Patterns are anchored at the root (`README.md` is the root's) and matched against the
+    workspace listing (the tools' file set), so ignored
+    trees such as `node_modules` are never entered, and matching is linear in time.
+    """
+    globs = []
     for pattern in patterns:
         if not pattern or pattern.startswith("/") or "\0" in pattern:
             logger.warning("preload glob %r ignored: it must be workspace-relative", pattern)
             continue
-        for match in sorted(root.glob(pattern)):
-            rel = match.relative_to(root).as_posix() if match.is_relative_to(root) else None
-            if rel and not rel.startswith(".git/") and match.is_file():
+        try:
+            globs.append(compile_glob(pattern, anchored=True))  # relative to the root
+        except ValueError as exc:
+            logger.warning("preload glob %r ignored: %s", pattern, exc)
+    if not globs:
+        return []
+    files = list_workspace_files(root)  # sorted
+    seen: dict[str, None] = {}
+    for glob in globs:
+        for rel in files:
+            if glob.matches(rel):
                 seen.setdefault(rel)
     return list(seen)
 
@@ -47,7 +61,6 @@ def preload(
     loaded, used = 0, 0
     for rel in _expand(root, patterns):
         try:
-            resolve_in_root(root, rel)
             text, read = read_workspace_text(
                 root, rel, max_bytes=max_file_bytes, secret_patterns=secret_patterns
             )

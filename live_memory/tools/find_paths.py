@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import posixpath
 from collections import Counter
@@ -13,6 +12,7 @@ from live_memory.config.constants import (
     FIND_PATHS_MAX_DEPTH,
     TOOL_MAX_RESULT_LIMIT,
 )
+from live_memory.path_glob import compile_glob
 from live_memory.tools.arguments import BadToolArguments, ToolArgs
 from live_memory.tools.glob import search_directory
 from live_memory.tools.outcome import ToolOutcome
@@ -66,10 +66,11 @@ def run_find_paths(scope: Scope, args: ToolArgs) -> ToolOutcome:
         entries.extend((path, None) for path in files)
     if name:
         # Case-insensitive like `find -iname`: a cheap model asking for 'readme*' wants README.md.
-        lowered = name.strip().lower()
-        entries = [
-            e for e in entries if fnmatch.fnmatchcase(posixpath.basename(e[0]).lower(), lowered)
-        ]
+        try:
+            named = compile_glob(name.strip().replace("/", ""), ignore_case=True)
+        except ValueError as exc:
+            raise BadToolArguments(f"find_paths: name: {exc}") from None
+        entries = [e for e in entries if named.matches(posixpath.basename(e[0]))]
     entries.sort()
     if not entries:
         return ToolOutcome(text=f"No {_describe(kind)} found{_where(base, name, max_depth)}.")

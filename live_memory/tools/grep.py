@@ -21,11 +21,11 @@ from live_memory.config.constants import (
 )
 from live_memory.errors import PathOutsideWorkspace
 from live_memory.hygiene import redact_secrets
+from live_memory.path_glob import compile_glob
 from live_memory.tools.arguments import BadToolArguments, ToolArgs
 from live_memory.tools.grep_engine import FileHits, GrepEngine, GrepMode, GrepQuery, GrepTarget
 from live_memory.tools.jail import ListedFileReader, UnreadableFile
 from live_memory.tools.outcome import ToolOutcome
-from live_memory.tools.path_glob import compile_glob
 from live_memory.tools.scope import Scope
 from live_memory.tools.text import decode_text, split_lines
 
@@ -111,7 +111,7 @@ def _target(scope: Scope, path: str | None, glob: str | None) -> tuple[GrepTarge
     glob = glob.strip()
     exclude = glob.startswith("!")
     try:
-        regex = compile_glob(glob[1:] if exclude else glob)
+        regex = compile_glob(glob[1:] if exclude else glob).regex
     except ValueError as exc:
         raise BadToolArguments(f"Grep: {exc}") from None
     return GrepTarget(rel=rel, glob=regex, exclude=exclude), f"{where} (glob {glob!r})"

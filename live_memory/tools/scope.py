@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import logging
 import os
-import re
 import stat
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -14,6 +12,7 @@ from pathlib import Path
 
 from live_memory.errors import PathOutsideWorkspace
 from live_memory.hygiene import is_secret_path
+from live_memory.path_glob import glob_set
 from live_memory.tools.jail import UnreadableFile, relative_to_root, resolve_in_root
 from live_memory.tools.listing import list_workspace_files
 
@@ -30,7 +29,7 @@ class Scope:
     """Already resolved (`os.path.realpath`)."""
     secret_patterns: tuple[str, ...]
     file_globs: tuple[str, ...]
-    """Monitoring scope: fnmatch patterns (`*` crosses `/`); empty means everything."""
+    """Monitoring scope: globs (see `live_memory.path_glob`); empty means everything."""
 
     def visible(self, rel: str) -> bool:
         """May the model see this workspace-relative file at all?"""
@@ -48,13 +47,13 @@ class Scope:
             suspects = _secret_suspects(patterns, paths)
             hidden.update(path for path in suspects if is_secret_path(path, patterns))
         if self.file_globs:
-            scope_regex = _scope_regex(self.file_globs)
-            hidden.update(path for path in paths if not scope_regex.match(path))
+            scope = glob_set(self.file_globs)
+            hidden.update(path for path in paths if not scope.matches(path))
         return hidden
 
     def monitored(self, rel: str) -> bool:
         """Is `rel` inside the monitoring scope (`file_globs`)?"""
-        return not self.file_globs or any(fnmatch.fnmatchcase(rel, g) for g in self.file_globs)
+        return not self.file_globs or glob_set(self.file_globs).matches(rel)
 
     def require_visible(self, rel: str, *, given: str | None = None) -> None:
         """Raise UnreadableFile when `rel` is secret or outside the monitoring scope.
@@ -179,9 +178,3 @@ def _set_end(pattern: str, start: int) -> int:
         index += 1
     end = pattern.find("]", index)
     return end if end >= 0 else start
-
-
-@functools.lru_cache(maxsize=32)
-def _scope_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
-    # The same test as `monitored` (any fnmatchcase), compiled once for many paths.
-    return re.compile("|".join(fnmatch.translate(glob) for glob in globs))

@@ -8,13 +8,13 @@ cutting it off after the first few folders.
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 from collections.abc import Sequence
 from pathlib import Path
 
 from live_memory.config.constants import DEFAULT_SECRET_PATH_PATTERNS
 from live_memory.hygiene import is_secret_path
+from live_memory.path_glob import glob_set
 from live_memory.tools.listing import list_workspace_files
 
 __all__ = ["build_directory_tree", "list_workspace_files", "render_tree"]
@@ -45,14 +45,14 @@ def build_directory_tree(
 ) -> str:
     """An indented tree of the workspace's files, at most `max_chars` long.
 
-    Secret files are left out; with `file_globs` only matching files are listed (fnmatch,
-    `*` crosses `/`). When truncated, a closing note says how many files are not listed.
+    Secret files are left out; with `file_globs` only matching files are listed (see
+    `live_memory.path_glob`). When truncated, a closing note says how many files are not listed.
     """
+    scope = glob_set(tuple(file_globs))
     files = [
         path
         for path in list_workspace_files(root)
-        if not is_secret_path(path, secret_patterns)
-        and (not file_globs or any(fnmatch.fnmatchcase(path, glob) for glob in file_globs))
+        if not is_secret_path(path, secret_patterns) and (not file_globs or scope.matches(path))
     ]
     return render_tree(files, max_chars)
 

@@ -7,12 +7,12 @@ updates triggers a single HEAD check.
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from live_memory.path_glob import glob_set
 from live_memory.watchers.git_process import run_git
 
 __all__ = ["HEAD_MARKER", "PathFilter"]
@@ -50,8 +50,8 @@ class PathFilter:
         return "/".join(parts)
 
     def in_scope(self, rel: str) -> bool:
-        """fnmatch semantics where `*` also crosses `/`; no globs = everything."""
-        return not self.file_globs or any(fnmatch.fnmatchcase(rel, g) for g in self.file_globs)
+        """Does `rel` match a file glob (see `live_memory.path_glob`)? None = everything."""
+        return not self.file_globs or glob_set(self.file_globs).matches(rel)
 
     def classify(self, path: str, *, directory: bool = False) -> str | None:
         """The relative path to debounce, `HEAD_MARKER` for a ref movement, or None to drop.

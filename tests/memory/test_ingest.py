@@ -63,6 +63,8 @@ def test_paths_outside_the_root_or_unusable_are_refused(repo: Path) -> None:
         "a\0b.py",
         ".git/config",
         f"{repo}/.git/HEAD",
+        "sub/.git/config",  # a nested repository's or submodule's internals too
+        f"{repo}/vendor/lib/.git/HEAD",
         ".",
     ):
         assert ingestor.relative(path) is None, path
@@ -79,9 +81,10 @@ def test_events_outside_the_root_change_nothing(repo: Path) -> None:
 def test_file_globs_scope_every_kind_of_event(repo: Path) -> None:
     ingestor, window = fresh(repo, file_globs=("docs/*.md",))
     assert ingestor.apply(window, f"{repo}/docs/guide.md", "read", "# Guide\n") is True
-    assert ingestor.apply(window, "docs/deep/nested.md", "read", "nested\n") is True  # * crosses /
+    # One glob dialect everywhere (live_memory.path_glob): `*` stays within a directory.
+    assert ingestor.apply(window, "docs/deep/nested.md", "read", "nested\n") is False
     assert ingestor.apply(window, "src/app.py", "read", "def main(): ...\n") is False
-    assert set(window.files) == {"docs/guide.md", "docs/deep/nested.md"}
+    assert set(window.files) == {"docs/guide.md"}
     window.record_read("src/app.py", sha("def main(): ...\n"), 16)  # known, but out of scope
     assert ingestor.apply(window, "src/app.py", "change", None) is False
     assert ingestor.apply(window, "src/app.py", "unlink", None) is False
@@ -92,6 +95,8 @@ def test_in_scope_without_globs_takes_everything() -> None:
     assert in_scope("any/where.bin", ())
     assert in_scope("docs/a/b.md", ("*.md",))
     assert not in_scope("docs/a/b.mdx", ("*.md",))
+    assert in_scope("docs/a/b.md", ("docs/**",))
+    assert not in_scope("docs/a/b.md", ("docs/*.md",))
 
 
 # --- content events ------------------------------------------------------------------------

@@ -158,3 +158,24 @@ def test_no_patterns_load_nothing(tmp_path: Path) -> None:
     window = Window(str(root))
     assert preload(window, root, [], total_cap_bytes=CAP) == 0
     assert window.files == {}
+
+
+def test_globs_follow_the_listing_so_ignored_trees_are_never_entered(tmp_path: Path) -> None:
+    root = make_repo(
+        tmp_path / "repo",
+        {
+            ".gitignore": "node_modules/\n",
+            "docs/a.md": "A",
+            "docs/deep/b.md": "B",
+            "node_modules/pkg/README.md": "N",
+            "README.md": "R",
+            "sub/README.md": "S",
+        },
+    )
+    window = Window(str(root))
+    preload(window, root, ["**/*.md"], total_cap_bytes=CAP)
+    assert loaded(window) == ["README.md", "docs/a.md", "docs/deep/b.md", "sub/README.md"]
+    # A pattern without '/' is anchored at the root here (the root's README, not every one).
+    window = Window(str(root))
+    preload(window, root, ["README.md", "{..,x}/y", "**/" * 40 + "nomatch"], total_cap_bytes=CAP)
+    assert loaded(window) == ["README.md"]

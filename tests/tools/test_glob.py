@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,17 @@ def test_glob_lists_the_same_files_outside_git(shared_plain: Path, toolbox: Tool
     plain = Toolbox(shared_plain).run("Glob", {"pattern": "**"}).text.split("\n")
     in_git = toolbox.run("Glob", {"pattern": "**"}).text.split("\n")
     assert plain == in_git
+
+
+def test_adversarial_globs_answer_quickly_through_the_tools(toolbox: Toolbox) -> None:
+    # With the old translation `'**/' * 40` against a deep path ran for ages holding the GIL.
+    deep = "/".join(["d"] * 30)
+    for pattern in ("**/" * 40 + "nomatch", f"{deep}/**/" + "*a" * 40 + "b"):
+        started = time.process_time()
+        assert toolbox.run("Glob", {"pattern": pattern}).text.startswith("No files match")
+        outcome = toolbox.run("Grep", {"pattern": "TODO", "glob": pattern})
+        assert not outcome.is_error
+        assert time.process_time() - started < 5.0
+    refused = toolbox.run("Glob", {"pattern": "{a,b}" * 9})
+    assert refused.is_error
+    assert "alternatives" in refused.text

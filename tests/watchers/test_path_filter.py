@@ -62,9 +62,10 @@ def test_a_directory_named_like_a_ref_file_is_not_a_ref_movement() -> None:
     assert PathFilter(ROOT).classify(f"{ROOT}/.git/HEAD", directory=True) is None
 
 
-def test_scope_globs_let_star_cross_directories() -> None:
-    scoped = PathFilter(ROOT, ("docs/*.md", "*.toml"))
+def test_scope_globs_use_the_one_glob_dialect() -> None:
+    scoped = PathFilter(ROOT, ("docs/**/*.md", "*.toml", "notes/*.txt"))
     assert scoped.classify(f"{ROOT}/docs/a/b/guide.md") == "docs/a/b/guide.md"
+    assert scoped.classify(f"{ROOT}/notes/a/b.txt") is None  # `*` stays within a directory
     assert scoped.classify(f"{ROOT}/sub/pyproject.toml") == "sub/pyproject.toml"
     assert scoped.classify(f"{ROOT}/src/app.py") is None
     assert scoped.classify(f"{ROOT}/.git/HEAD") == HEAD_MARKER
