@@ -21,7 +21,6 @@ from live_memory.actors.message import (
     PingDone,
     TranscriptDistilled,
 )
-from live_memory.actors.workspace_stats import prefix_tokens
 from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.summarizer import summarize
 from live_memory.config import constants as C
@@ -30,6 +29,7 @@ from live_memory.knowledge import QueuedTranscript, digest_transcript, export_le
 from live_memory.memory.layout import build_request
 from live_memory.memory.ledger import attribute_facts, parse_fact_lines
 from live_memory.memory.model import LedgerFact
+from live_memory.prompt_cache import ping_due
 from live_memory.providers.types import ChatResponse, Provider, Usage
 from live_memory.tools import Toolbox
 
@@ -85,7 +85,8 @@ async def _distil(
 # --- keep-warm ---------------------------------------------------------------------
 def keep_warm(actor: WorkspaceActor, tick: KeepWarmTick) -> None:
     """Ping the cached prefix when the design's eligibility rule holds: a non-empty
-    window, no question in flight, queried within max-idle, untouched for the interval."""
+    window, no question in flight, queried within max-idle, untouched for the interval,
+    and a prompt long enough to be cached at all."""
     now = time.monotonic()
     provider = actor.services.provider
     if (
@@ -94,16 +95,18 @@ def keep_warm(actor: WorkspaceActor, tick: KeepWarmTick) -> None:
         or actor.in_flight
         or actor.pending
         or not actor.window.history
-        or actor.last_question_at is None
-        or now - actor.last_question_at > tick.max_idle_s
-        or now - actor.last_touch < tick.interval_s
+        or not ping_due(
+            now=now,
+            last_question_at=actor.last_question_at,
+            last_touch=actor.last_touch,
+            interval_s=tick.interval_s,
+            max_idle_s=tick.max_idle_s,
+        )
         or actor.services.spend.background_paused(actor.root)
     ):
         return
-    cache = actor.economics.decide(now, prefix_tokens(actor).through_history)
-    # An explicit interval is the operator's decision; the provider-aware default defers
-    # to the cache economics (ping only while cheaper than the re-write it prevents).
-    if actor.services.settings.keep_warm_interval_s is None and not cache.keep_warm:
+    cache = actor.cache_decision = questions.decide_cache(actor)
+    if not cache.breakpoints:
         return
     request = build_request(
         actor.window,
@@ -130,7 +133,6 @@ def ping_done(actor: WorkspaceActor, done: PingDone) -> None:
         return
     cost = actor.services.cost(done.usage)
     actor.counters.record_ping(done.usage, cost)
-    actor.economics.observe_usage(time.monotonic(), done.usage, actor.ping_ttl, ping=True)
     actor.services.spend.record(actor.root, done.usage, cost, question=False)
     actor.dirty = True
 

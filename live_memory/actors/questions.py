@@ -28,6 +28,7 @@ from live_memory.agent.question import QuestionJob, QuestionOutcome
 from live_memory.errors import BudgetExhausted, Busy, ShuttingDown
 from live_memory.memory.commit import decide_commit
 from live_memory.memory.window import Window
+from live_memory.prompt_cache import CacheDecision, decide
 from live_memory.providers.types import CacheTtl
 
 if TYPE_CHECKING:
@@ -87,9 +88,7 @@ def spawn(actor: WorkspaceActor, ask: Ask) -> None:
     actor._ensure_tree()
     actor.window.sync_deltas()
     hints = tuple(actor.window.drain_recently_modified())
-    now = time.monotonic()
-    actor.economics.observe_question(now)
-    cache = actor.economics.decide(now, prefix_tokens(actor).through_history)
+    cache = actor.cache_decision = decide_cache(actor)
     job = QuestionJob(
         question=ask.question,
         window=actor.window.copy(),
@@ -118,6 +117,13 @@ def spawn(actor: WorkspaceActor, ask: Ask) -> None:
         lambda f: ref.tell(Cancel("asker went away")) if f.cancelled() else None
     )
     ref.tell(StartFork())
+
+
+def decide_cache(actor: WorkspaceActor) -> CacheDecision:
+    """The prompt-cache decision for the workspace's prompt as it stands."""
+    services = actor.services
+    size = prefix_tokens(actor).through_history
+    return decide(services.cache_policy, size, services.pricing.min_cacheable_tokens)
 
 
 def cache_key(actor: WorkspaceActor) -> str:
@@ -150,9 +156,6 @@ def commit(actor: WorkspaceActor, commit: Commit) -> None:
         actor.version += 1
         actor.current_score = outcome.exploration
     actor.counters.record(outcome, decision, actor.services)
-    done = time.monotonic()
-    for usage in outcome.loop.usage_by_call:
-        actor.economics.observe_usage(done, usage, slot.ttl if slot else None)
     actor.services.spend.record(
         actor.root,
         outcome.loop.usage + outcome.summary_usage,

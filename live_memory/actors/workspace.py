@@ -57,7 +57,7 @@ from live_memory.memory.persist import window_from_state, window_to_state
 from live_memory.memory.preload import preload
 from live_memory.memory.snapshot_store import SnapshotStore
 from live_memory.memory.window import Window
-from live_memory.providers import cache_economics_for
+from live_memory.prompt_cache import CacheDecision
 from live_memory.providers.types import CacheTtl
 from live_memory.tools import Toolbox, build_directory_tree, current_sha256
 
@@ -101,7 +101,6 @@ class WorkspaceActor(Actor):
         self.services = services
         self.store = store
         self._configure(services)
-        self.economics = cache_economics_for(services.settings)
         self.window = Window(root=root)
         self.version = 0
         self.wiped_at_version = 0
@@ -123,6 +122,8 @@ class WorkspaceActor(Actor):
         self.last_touch = time.monotonic()
         self.pinging = False
         self.ping_ttl: CacheTtl | None = None
+        self.cache_decision: CacheDecision | None = None
+        """The last prompt-cache decision (reported by /stats)."""
         self.distilling: int | None = None
         self.tree_built = False
 
@@ -243,8 +244,6 @@ class WorkspaceActor(Actor):
                 self._passivate(message.flush)
             case UpdateServices():
                 self._configure(message.services)
-                fresh = cache_economics_for(message.services.settings)
-                self.economics.retarget(fresh.pricing, fresh.policy)  # keeps the learnt gaps
             case Drain():
                 self.closing = True
                 self.draining.append(message.reply)

@@ -112,7 +112,7 @@ def workspace_stats(actor: WorkspaceActor) -> dict[str, object]:
         "uptime_s": round(time.time() - actor.info.started_at, 1),
         "prefix": _prefix_cacheability(actor),
         "budget": services.spend.report(actor.root),
-        "cache_economics": actor.economics.report(),
+        "cache_economics": _cache_report(actor),
         "transcripts": services.stores.transcripts.counts(actor.root),
         "keep_warm": {
             "pings": counters.keep_warm_pings,
@@ -144,4 +144,17 @@ def _prefix_cacheability(actor: WorkspaceActor) -> dict[str, object]:
         "stable_cacheable": sizes.stable >= minimum,
         "frozen_cacheable": sizes.through_frozen >= minimum,
         "history_cacheable": sizes.through_history >= minimum,
+    }
+
+
+def _cache_report(actor: WorkspaceActor) -> dict[str, object]:
+    """The prompt-cache policy and its last decision, with the reason."""
+    policy, last = actor.services.cache_policy, actor.cache_decision
+    return {
+        "ttl": policy.ttl,
+        "breakpoints": last.breakpoints if last else None,
+        "reason": last.reason if last else "no request decided yet",
+        "cache_lifetime_s": policy.lifetime_s,
+        "keep_warm_interval_s": policy.keep_warm_interval_s,
+        "keep_warm_can_fire": policy.pings_needed,
     }

@@ -4,21 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from live_memory.agent.provider_factory import make_provider
 from live_memory.agent.spend import SpendGuard
 from live_memory.config import Settings
 from live_memory.config import constants as C
 from live_memory.errors import NoProviderConfigured
 from live_memory.knowledge import TranscriptQueue, UsageLedger
-from live_memory.providers import (
-    Pricing,
-    Provider,
-    context_tokens_for,
-    cost_usd,
-    make_provider,
-    price_for,
-)
-from live_memory.providers.keep_warm_policy import keep_warm_interval_for
-from live_memory.providers.types import Usage
+from live_memory.prompt_cache import CachePolicy, cache_policy_for
+from live_memory.providers import Pricing, Provider, Usage, context_tokens_for, cost_usd, price_for
 
 __all__ = ["Services", "Stores", "build_services"]
 
@@ -45,6 +38,7 @@ class Services:
     max_context_tokens: int
     spend: SpendGuard
     stores: Stores
+    cache_policy: CachePolicy
 
     def require_provider(self) -> Provider:
         """The configured provider. Raises NoProviderConfigured naming what to set."""
@@ -55,8 +49,12 @@ class Services:
         return self.provider
 
     def cost(self, usage: Usage) -> float | None:
-        """USD for `usage`, or None when the credential is a subscription (not metered)."""
-        return None if self.settings.subscription else cost_usd(usage, self.pricing)
+        """USD for `usage`, or None when the credential is a subscription (not metered).
+
+        Cache writes are priced at the TTL the policy asks for (a 1-hour write costs more)."""
+        if self.settings.subscription:
+            return None
+        return cost_usd(usage, self.pricing, cache_ttl=self.cache_policy.ttl or "5m")
 
     @property
     def model(self) -> str:
@@ -64,14 +62,8 @@ class Services:
 
     @property
     def keep_warm_interval_s(self) -> float:
-        """The configured interval, else the provider's cache-TTL-aware default."""
-        settings = self.settings
-        return keep_warm_interval_for(
-            settings.provider or C.PROVIDER_ANTHROPIC,
-            settings.base_url,
-            settings.model,
-            settings.keep_warm_interval_s,
-        )
+        """The configured interval, else a margin under the provider's cache lifetime."""
+        return self.cache_policy.keep_warm_interval_s
 
 
 def build_services(settings: Settings, stores: Stores) -> Services:
@@ -90,4 +82,11 @@ def build_services(settings: Settings, stores: Stores) -> Services:
         or C.FALLBACK_CONTEXT_TOKENS
     )
     spend = SpendGuard(stores.usage, settings)
-    return Services(settings, provider, pricing, window, spend, stores)
+    policy = cache_policy_for(
+        settings.provider or C.PROVIDER_ANTHROPIC,
+        settings.base_url,
+        settings.model,
+        interval_override=settings.keep_warm_interval_s,
+        max_idle_s=settings.keep_warm_max_idle_s,
+    )
+    return Services(settings, provider, pricing, window, spend, stores, policy)

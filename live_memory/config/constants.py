@@ -183,25 +183,17 @@ OPENAI_PROMPT_CACHE_RETENTION: Final = "24h"  # sent only to models known to acc
 BUDGET_BACKGROUND_STOP_FRACTION: Final = 0.9  # keep-warm and distillation stop at 90% spent
 
 # --- keep-warm ----------------------------------------------------------------------------
-KEEP_WARM_INTERVAL_ANTHROPIC_S: Final = 240.0
-KEEP_WARM_INTERVAL_OPENAI_S: Final = 240.0
-KEEP_WARM_INTERVAL_DEEPSEEK_S: Final = 6 * 3600.0
 DEFAULT_KEEP_WARM_MAX_IDLE_S: Final = 1800.0
+KEEP_WARM_MARGIN_S: Final = 60.0  # ping this long before the cache would expire (5 min -> 240 s)
 KEEP_WARM_TICK_S: Final = 5.0
 KEEP_WARM_MIN_TICK_S: Final = 0.25
 KEEP_WARM_PING_MAX_TOKENS: Final = 1
-KEEP_WARM_INTERVAL_EXTENDED_S: Final = 6 * 3600.0  # OpenAI with 24 h retention: never, in effect
 KEEP_WARM_PING_OVERHEAD_TOKENS: Final = 64  # a ping's uncached trailing turn plus its one output
 CACHE_TTL_5M_S: Final = 300.0
 CACHE_TTL_1H_S: Final = 3600.0
 OPENAI_CACHE_LIFETIME_S: Final = 300.0  # in-memory retention: "cleared after 5-10 min idle"
 OPENAI_EXTENDED_CACHE_LIFETIME_S: Final = 24 * 3600.0
 DEEPSEEK_CACHE_LIFETIME_S: Final = 6 * 3600.0  # "a few hours to a few days"; the low end
-CACHE_GAP_HISTORY: Final = 20  # question gaps the cache controller remembers per workspace
-CACHE_1H_MIN_MID_GAPS: Final = 2  # 5-60 min gaps among them before the 1 h TTL is considered
-CACHE_MIN_GAPS_FOR_FORECAST: Final = 1  # fewer gaps known: no keep-warm ping yet
-DEFAULT_CACHE_TAIL_TOKENS: Final = 1500  # tokens a question appends to the cached prefix
-CACHE_TAIL_EMA_ALPHA: Final = 0.3
 
 # --- logging ------------------------------------------------------------------------------
 DEFAULT_LOG_LEVEL: Final = "info"

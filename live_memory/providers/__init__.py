@@ -1,30 +1,22 @@
 """Model providers: neutral chat types, one adapter per wire format, retries and pricing.
 
-Other packages import from here, never from the inner modules.
+Other packages import from here, never from the inner modules. Nothing here reads the app's
+settings: the provider factory (agent.provider_factory) and the cache policy (prompt_cache)
+feed it plain values.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from live_memory.providers.cache_economics import (
-    CacheDecision,
-    CacheEconomics,
-    cache_economics_for,
-)
 from live_memory.providers.endpoint import (
-    EndpointKind,
     endpoint_kind,
     prompt_cache_retention_for,
+    sends_key_as_bearer,
     supports_1h_cache_ttl,
+    unsupported_endpoint_problem,
 )
-from live_memory.providers.factory import make_provider
-from live_memory.providers.keep_warm_policy import (
-    CachePolicy,
-    cache_policy_for,
-    cache_policy_for_settings,
-    keep_warm_interval_for,
-)
+from live_memory.providers.lazy import LazyProvider
 from live_memory.providers.oauth import OAuthTokenSource
 from live_memory.providers.pricing import (
     Pricing,
@@ -32,21 +24,14 @@ from live_memory.providers.pricing import (
     cost_usd,
     min_cacheable_tokens,
     price_for,
-    price_for_settings,
-    pricing_checked,
 )
-from live_memory.providers.retry import RetryPolicy
-from live_memory.providers.text_tool_call import UNPARSED_ARGUMENTS_KEY
 from live_memory.providers.types import (
-    BearerTokenSource,
     Block,
     CacheTtl,
     ChatRequest,
     ChatResponse,
     Message,
     Provider,
-    Role,
-    StopReason,
     SystemBlock,
     TextBlock,
     ToolCall,
@@ -74,43 +59,30 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "UNPARSED_ARGUMENTS_KEY",
     "AnthropicProvider",
-    "BearerTokenSource",
     "Block",
-    "CacheDecision",
-    "CacheEconomics",
-    "CachePolicy",
     "CacheTtl",
     "ChatRequest",
     "ChatResponse",
-    "EndpointKind",
+    "LazyProvider",
     "Message",
     "OAuthTokenSource",
     "OpenAIProvider",
     "Pricing",
     "Provider",
-    "RetryPolicy",
-    "Role",
-    "StopReason",
     "SystemBlock",
     "TextBlock",
     "ToolCall",
     "ToolResultBlock",
     "ToolSpec",
     "Usage",
-    "cache_economics_for",
-    "cache_policy_for",
-    "cache_policy_for_settings",
     "context_tokens_for",
     "cost_usd",
     "endpoint_kind",
-    "keep_warm_interval_for",
-    "make_provider",
     "min_cacheable_tokens",
     "price_for",
-    "price_for_settings",
-    "pricing_checked",
     "prompt_cache_retention_for",
+    "sends_key_as_bearer",
     "supports_1h_cache_ttl",
+    "unsupported_endpoint_problem",
 ]

@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from live_memory.config import constants
-from live_memory.config.settings import Settings
 from live_memory.providers.types import Usage
 
 __all__ = [
@@ -28,7 +27,6 @@ __all__ = [
     "cost_usd",
     "min_cacheable_tokens",
     "price_for",
-    "price_for_settings",
     "pricing_checked",
 ]
 
@@ -109,17 +107,6 @@ def price_for(
     if cache_write_mult not in (None, constants.DEFAULT_CACHE_WRITE_MULT):
         entry = replace(entry, cache_write_5m=entry.input * cache_write_mult)
     return entry
-
-
-def price_for_settings(settings: Settings, model: str | None = None) -> Pricing:
-    """`price_for` with the LIVE_MEMORY_PRICE_* settings (the answer model by default)."""
-    return price_for(
-        model or settings.model,
-        price_input=settings.price_input,
-        price_output=settings.price_output,
-        cache_read_mult=settings.price_cache_read_mult,
-        cache_write_mult=settings.price_cache_write_mult,
-    )
 
 
 def cost_usd(usage: Usage, pricing: Pricing, *, cache_ttl: Literal["5m", "1h"] = "5m") -> float:

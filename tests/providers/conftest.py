@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from live_memory.providers import RetryPolicy
+from live_memory.providers.retry import RetryPolicy
 from live_memory.testing import FakeProvider, FakeTokenEndpoint
 
 

@@ -8,7 +8,6 @@ import pytest
 
 from live_memory.providers import (
     ChatRequest,
-    EndpointKind,
     Message,
     OpenAIProvider,
     TextBlock,
@@ -16,7 +15,11 @@ from live_memory.providers import (
     prompt_cache_retention_for,
     supports_1h_cache_ttl,
 )
-from live_memory.providers.endpoint import sends_key_as_bearer, unsupported_endpoint_problem
+from live_memory.providers.endpoint import (
+    EndpointKind,
+    sends_key_as_bearer,
+    unsupported_endpoint_problem,
+)
 from live_memory.providers.openai_adapter import build_chat_params
 from live_memory.testing import FakeProvider
 

@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
+from live_memory.agent.provider_factory import make_provider
 from live_memory.config.settings import Settings
 from live_memory.errors import ConfigError, NoProviderConfigured, ProviderAuthError
 from live_memory.providers import (
     AnthropicProvider,
     ChatRequest,
+    LazyProvider,
     Message,
     Provider,
     TextBlock,
-    make_provider,
 )
-from live_memory.providers.lazy import LazyProvider
 from live_memory.testing import FakeProvider
 
 REQUEST = ChatRequest(

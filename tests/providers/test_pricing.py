@@ -9,9 +9,8 @@ from live_memory.providers import (
     cost_usd,
     min_cacheable_tokens,
     price_for,
-    price_for_settings,
-    pricing_checked,
 )
+from live_memory.providers.pricing import pricing_checked
 
 
 def test_table_is_dated() -> None:
@@ -115,9 +114,14 @@ def test_multipliers_apply_to_the_table_input_price() -> None:
 
 
 def test_settings_defaults_keep_table_cache_prices() -> None:
-    default = price_for_settings(Settings(model="gpt-4.1"))
-    custom = price_for_settings(Settings(model="gpt-4.1", price_cache_read_mult=0.5))
-    overridden = price_for_settings(Settings(model="local", price_input=1.0, price_output=2.0))
+    defaults = Settings()
+    mults = {
+        "cache_read_mult": defaults.price_cache_read_mult,
+        "cache_write_mult": defaults.price_cache_write_mult,
+    }
+    default = price_for("gpt-4.1", **mults)
+    custom = price_for("gpt-4.1", **{**mults, "cache_read_mult": 0.5})
+    overridden = price_for("local", price_input=1.0, price_output=2.0, **mults)
 
     assert default.cache_read == 0.50  # gpt-4.1's own cached price: a quarter of input
     assert custom.cache_read == pytest.approx(1.0)

@@ -14,10 +14,9 @@ from live_memory.providers import (
     Message,
     OpenAIProvider,
     Provider,
-    RetryPolicy,
     TextBlock,
 )
-from live_memory.providers.retry import redact
+from live_memory.providers.retry import RetryPolicy, redact
 from live_memory.testing import Error, FakeProvider, Malformed, Text
 from tests.providers.conftest import SleepRecorder
 

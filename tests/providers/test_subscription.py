@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from live_memory.agent.provider_factory import make_provider
 from live_memory.config import Settings, load_settings
 from live_memory.errors import NoProviderConfigured, ProviderAuthError
-from live_memory.providers import ChatRequest, Message, Provider, TextBlock, make_provider
+from live_memory.providers import ChatRequest, Message, Provider, TextBlock
 from live_memory.testing import Error, FakeProvider, FakeTokenEndpoint
 
 REQUEST = ChatRequest(

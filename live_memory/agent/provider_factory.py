@@ -1,4 +1,4 @@
-"""Building the configured Provider from Settings."""
+"""Building the configured Provider from Settings (the provider package never sees Settings)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from collections.abc import Callable
 from live_memory.config import constants
 from live_memory.config.settings import Settings
 from live_memory.errors import ConfigError, NoProviderConfigured
-from live_memory.providers.endpoint import (
+from live_memory.providers import (
+    LazyProvider,
+    OAuthTokenSource,
+    Provider,
     endpoint_kind,
     sends_key_as_bearer,
     unsupported_endpoint_problem,
 )
-from live_memory.providers.lazy import LazyProvider
-from live_memory.providers.oauth import OAuthTokenSource
-from live_memory.providers.types import Provider
 
 __all__ = ["make_provider"]
 
@@ -47,7 +47,7 @@ def make_provider(settings: Settings) -> Provider:
 
         def build_openai() -> Provider:
             # The SDK is slow to import: load the adapter only when it is first needed.
-            from live_memory.providers.openai_adapter import OpenAIProvider  # noqa: PLC0415
+            from live_memory.providers import OpenAIProvider  # noqa: PLC0415
 
             return OpenAIProvider(base_url, settings.api_key)
 
@@ -87,7 +87,7 @@ def _anthropic(settings: Settings, base_url: str) -> Callable[[], Provider]:
         bearer, key, beta = None, settings.api_key, {}
 
     def build() -> Provider:
-        from live_memory.providers.anthropic_adapter import AnthropicProvider  # noqa: PLC0415
+        from live_memory.providers import AnthropicProvider  # noqa: PLC0415
 
         return AnthropicProvider(base_url, key, auth_token=bearer, default_headers=beta or None)
 
