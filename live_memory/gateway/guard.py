@@ -1,6 +1,18 @@
-"""Who may talk to the server: Host/Origin checks (DNS rebinding) and bearer-token auth.
+"""Who may talk to the server: Host/Origin checks (DNS rebinding), browser-request refusal
+and bearer-token auth.
 
-Pure ASGI middleware so every route — MCP included — passes through it cheaply.
+Pure ASGI middleware so every route — MCP included — passes through it cheaply. The threat it
+answers is a web page in the user's browser (any local dev server, any site): such a page can
+send "simple" requests (`text/plain` bodies, no preflight) to loopback. So, in this order:
+
+1. Host must name this machine (DNS rebinding: `evil.example` resolving to 127.0.0.1).
+2. Origin, when present, must be exactly this server (scheme, host, port): another localhost
+   port is another origin.
+3. `Sec-Fetch-Site: cross-site` / `same-site` (browsers set it, other clients never do) is
+   refused: only same-origin browser requests pass.
+4. The bearer token when one is configured.
+5. Every POST must declare `Content-Type: application/json`, which a browser cannot send
+   cross-origin without a CORS preflight that this server never grants.
 """
 
 from __future__ import annotations
@@ -15,12 +27,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from live_memory.config import constants as C
 
-__all__ = ["Guard", "allowed_hostnames"]
+__all__ = ["Guard", "allowed_hostnames", "is_json_media_type"]
 
 _OPEN_PATHS = frozenset({"/health"})
 # A bare host name or bracketed IPv6 literal, optional port: nothing a URL parser could
 # read two ways (`evil.example\@127.0.0.1`).
 _HOST_SHAPE = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?")
+# `same-origin` (a page served by this server) and `none` (typed in the address bar) pass.
+_REFUSED_FETCH_SITES = frozenset({b"cross-site", b"same-site"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def allowed_hostnames(configured_host: str) -> frozenset[str]:
@@ -28,6 +43,12 @@ def allowed_hostnames(configured_host: str) -> frozenset[str]:
     if configured_host not in ("0.0.0.0", "::", ""):
         names.add(configured_host.strip("[]").lower())
     return frozenset(names)
+
+
+def is_json_media_type(value: bytes) -> bool:
+    """True for `application/json`, parameters (`; charset=utf-8`) allowed."""
+    media_type = value.split(b";", 1)[0].strip().lower()
+    return media_type == b"application/json"
 
 
 def _hostname(value: str) -> str:
@@ -42,6 +63,22 @@ class Guard:
         self.app = app
         self.hosts = frozenset(hosts)
         self.token = f"Bearer {token}".encode() if token else None
+
+    def _same_origin(self, origin: str, scope: Scope) -> bool:
+        """Origin names this very server: its scheme, an allowed host name, its port."""
+        try:
+            parts = urlsplit(origin)
+            port = parts.port
+        except ValueError:
+            return False
+        scheme = scope.get("scheme", "http")
+        server = scope.get("server")
+        if parts.scheme != scheme or (parts.hostname or "").lower() not in self.hosts:
+            return False
+        if parts.path not in ("", "/") or parts.query or parts.username is not None:
+            return False
+        listening = server[1] if server else None
+        return (port or _DEFAULT_PORTS.get(scheme)) == listening
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -58,15 +95,28 @@ class Guard:
         if not _HOST_SHAPE.fullmatch(host) or _hostname(host) not in self.hosts:
             await _refuse(send, 421, f"Host {host!r} is not allowed (DNS-rebinding protection)")
             return
-        if origins:
-            name = (urlsplit(origins[0].decode("latin-1")).hostname or "").lower()
-            if name not in self.hosts:
-                await _refuse(send, 403, "Origin is not allowed (DNS-rebinding protection)")
-                return
+        if origins and not self._same_origin(origins[0].decode("latin-1"), scope):
+            await _refuse(
+                send, 403, "Origin is not allowed: only this server's own origin may call it"
+            )
+            return
+        if any(
+            site.strip().lower() in _REFUSED_FETCH_SITES
+            for site in headers.get(b"sec-fetch-site", [])
+        ):
+            await _refuse(send, 403, "cross-site browser requests are refused (Sec-Fetch-Site)")
+            return
         if self.token is not None and scope["path"] not in _OPEN_PATHS:
             given = b"".join(headers.get(b"authorization", [])[:1])
             if not hmac.compare_digest(given, self.token):
                 await _refuse(send, 401, "missing or wrong bearer token (LIVE_MEMORY_TOKEN)")
+                return
+        if scope["method"] == "POST":
+            types = headers.get(b"content-type", [])
+            if len(types) != 1 or not is_json_media_type(types[0]):
+                await _refuse(
+                    send, 415, "POST bodies must be sent as Content-Type: application/json"
+                )
                 return
         await self.app(scope, receive, send)
 

@@ -39,6 +39,7 @@ TOKEN = "s3cret-token-for-tests"  # a test token, not a credential
 FORGED_HOSTS = ("evil.example", "evil.example:7711", "127.0.0.1.evil.example", "localhost.evil")
 FORGED_ORIGINS = ("http://evil.example", "http://127.0.0.1.evil.example:7711", "null")
 MCP_HEADERS = {"accept": "application/json, text/event-stream"}
+JSON = {"content-type": "application/json"}
 
 # Every route the server answers: the REST table in gateway/routes.py, /notify (fast path) and
 # MCP. `test_the_route_list_matches_the_app` keeps this list honest.
@@ -163,8 +164,13 @@ def test_a_forged_origin_is_refused_on_every_route(
 
 
 def test_loopback_host_and_origin_pass_the_guard(served: ServerProcess) -> None:
-    for host in ("127.0.0.1", f"127.0.0.1:{served.port}", f"localhost:{served.port}", "[::1]"):
-        origin = f"http://{host}"
+    port = served.port
+    for host, name in (
+        ("127.0.0.1", "127.0.0.1"),
+        (f"localhost:{port}", "localhost"),
+        ("[::1]", "[::1]"),
+    ):
+        origin = f"http://{name}:{port}"  # exactly this server: scheme, host and port
         response = _raw(served.url, "GET", "/health", {"host": host, "origin": origin})
         assert response.status_code == 200, (host, response.text)
 
@@ -234,7 +240,7 @@ def test_the_right_token_opens_every_route_and_mcp(
         ("POST", "/notify", {"json": {**cwd, "events": []}}),
         ("POST", "/clear", {"json": cwd}),
         ("POST", "/reset", {"json": cwd}),
-        ("POST", "/reload", {}),
+        ("POST", "/reload", {"json": {}}),
     ]
     refused = {}
     for method, path, kwargs in calls:
@@ -253,7 +259,7 @@ def test_a_body_over_max_body_bytes_is_413_declared_or_streamed(
     served: ServerProcess, path: str
 ) -> None:
     size = C.MAX_BODY_BYTES + 1
-    declared = httpx.post(f"{served.url}{path}", content=b" " * size, timeout=30)
+    declared = httpx.post(f"{served.url}{path}", content=b" " * size, headers=JSON, timeout=30)
     assert declared.status_code == 413, declared.text
     assert str(C.MAX_BODY_BYTES) in _error(declared) and "body" in _error(declared)
 
@@ -264,7 +270,7 @@ def test_a_body_over_max_body_bytes_is_413_declared_or_streamed(
             sent += piece
             yield b" " * piece
 
-    streamed = httpx.post(f"{served.url}{path}", content=chunks(), timeout=30)
+    streamed = httpx.post(f"{served.url}{path}", content=chunks(), headers=JSON, timeout=30)
     assert streamed.status_code == 413, streamed.text
     assert str(C.MAX_BODY_BYTES) in _error(streamed)
 
@@ -420,7 +426,7 @@ def test_refused_input_loses_nothing_already_stored(served: ServerProcess, fresh
     before = _stats(served.url, fresh).json()
     _ask(served.url, fresh, "x" * (C.MAX_QUESTION_CHARS + 1))
     _ask(served.url, fresh, "q?", max_answer_tokens=-1)
-    httpx.post(f"{served.url}/notify", content=b"{broken", timeout=10)
+    httpx.post(f"{served.url}/notify", content=b"{broken", headers=JSON, timeout=10)
     httpx.post(f"{served.url}/notify", json={"cwd": str(fresh), "events": [{"kind": "x"}]})
     after = _stats(served.url, fresh).json()
     for key in ("messages_retained", "questions_answered", "version", "file_contexts"):

@@ -1,0 +1,107 @@
+"""The class "a web page in the user's browser drives the server", on every POST route.
+
+A page on any local dev server (another localhost port) or any site can send simple requests
+to loopback without a preflight: `text/plain` or form bodies, no custom headers. Each shape
+must be refused before the route runs, on every POST route; the server's own origin and
+non-browser clients (hooks, CLI, MCP clients: no Origin, no Sec-Fetch-*) still pass.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.routing import Route
+
+from live_memory.config import load_settings
+from live_memory.gateway import create_app
+from live_memory.testing.server_process import ServerProcess
+
+
+def _post_routes(tmp_path: Path) -> list[str]:
+    settings = load_settings({"LIVE_MEMORY_DATA_DIR": str(tmp_path), "HOME": str(tmp_path)})
+    app = create_app(settings, environ={})  # its lifespan never runs: nothing starts
+    rest = [r.path for r in app.routes if isinstance(r, Route) and "POST" in (r.methods or ())]
+    return sorted({*rest, "/mcp", "/notify"})  # /mcp takes every method; /notify is middleware
+
+
+POST_ROUTES = _post_routes(Path("/nonexistent-live-memory-guard"))
+JSON = {"content-type": "application/json"}
+MCP_ACCEPT = {"accept": "application/json, text/event-stream"}
+
+
+def _browser_shapes(port: int) -> dict[str, dict[str, str]]:
+    """Requests a hostile page can make (each names the trick), all aimed at this server."""
+    return {
+        "another localhost port": JSON | {"origin": f"http://localhost:{port + 1}"},
+        "same host, no port": JSON | {"origin": "http://127.0.0.1"},
+        "https scheme": JSON | {"origin": f"https://127.0.0.1:{port}"},
+        "origin with a path": JSON | {"origin": f"http://127.0.0.1:{port}/x"},
+        "text/plain body": {"content-type": "text/plain"},
+        "text/plain with a json-looking tail": {"content-type": "text/plain; a=application/json"},
+        "form body": {"content-type": "application/x-www-form-urlencoded"},
+        "no content type": {},
+        "cross-site fetch": JSON | {"sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors"},
+        "same-site fetch (other port)": JSON | {"sec-fetch-site": "same-site"},
+    }
+
+
+def _post(server: ServerProcess, path: str, headers: dict[str, str], body: bytes) -> httpx.Response:
+    # Headers exactly as given: httpx adds no content-type for raw `content=`.
+    return httpx.post(f"{server.url}{path}", content=body, headers=MCP_ACCEPT | headers, timeout=30)
+
+
+@pytest.mark.parametrize("path", POST_ROUTES)
+def test_browser_shaped_requests_are_refused_on_every_post_route(
+    edge_server: ServerProcess, edge_repo: Path, path: str
+) -> None:
+    body = b'{"cwd": "%s", "question": "q?", "events": []}' % str(edge_repo).encode()
+    got = {
+        name: _post(edge_server, path, headers, body)
+        for name, headers in _browser_shapes(edge_server.port).items()
+    }
+    wrong = {
+        name: (r.status_code, r.text) for name, r in got.items() if r.status_code not in (403, 415)
+    }
+    assert wrong == {}
+    for response in got.values():
+        assert isinstance(response.json().get("error"), str), response.text
+    # Nothing the refused requests asked for happened: the workspace was never created.
+    stats = httpx.get(f"{edge_server.url}/stats", params={"cwd": str(edge_repo)}, timeout=10)
+    assert stats.status_code == 404, stats.text
+
+
+@pytest.mark.parametrize("path", POST_ROUTES)
+def test_the_servers_own_origin_and_plain_clients_pass_the_guard(
+    edge_server: ServerProcess, path: str
+) -> None:
+    own = f"http://127.0.0.1:{edge_server.port}"
+    allowed = (
+        JSON,  # hooks, the CLI, MCP clients
+        {"content-type": "application/json; charset=utf-8"},
+        JSON | {"origin": own, "sec-fetch-site": "same-origin"},  # a page this server serves
+        JSON | {"origin": f"http://localhost:{edge_server.port}"},
+    )
+    for headers in allowed:
+        response = _post(edge_server, path, headers, b"{}")
+        assert response.status_code not in (403, 415, 421), (headers, response.text)
+
+
+def test_the_notify_hook_script_is_accepted(
+    edge_server: ServerProcess, edge_repo: Path, tmp_path: Path
+) -> None:
+    """The plugin's hook posts with its own hand-written HTTP client; it must keep working."""
+    import importlib.util  # noqa: PLC0415
+
+    script = Path(__file__).parents[2] / "plugin" / "scripts" / "notify.py"
+    spec = importlib.util.spec_from_file_location("notify_hook", script)
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    endpoint = hook.Endpoint({"LIVE_MEMORY_PORT": str(edge_server.port)})
+    body = (
+        b'{"cwd": "%s", "events": [{"path": "src/app.py", "kind": "change"}]}'
+        % str(edge_repo).encode()
+    )
+    assert endpoint.post("/notify", body, timeout_s=10) == hook.DELIVERED
