@@ -45,7 +45,17 @@ def run_get_changed_files(scope: Scope, args: ToolArgs) -> ToolOutcome:
     if isinstance(prefix, ToolOutcome):
         return prefix
     result = run_git(
-        scope.root, ["status", "--porcelain=v1", "-z", "-b", "--untracked-files=all", "--", "."]
+        scope.root,
+        [
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "-b",
+            "--untracked-files=all",
+            "--ignore-submodules=dirty",  # a submodule's work tree would run its own config
+            "--",
+            ".",
+        ],
     )
     if not result.ok:
         return ToolOutcome(

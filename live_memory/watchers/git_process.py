@@ -7,20 +7,16 @@ as None: the caller then carries on with less knowledge (nothing ignored, no HEA
 from __future__ import annotations
 
 import logging
-import shutil
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from live_memory.config import constants as C
+from live_memory.safe_git import run_git_commands
 
 __all__ = ["GitOutput", "run_git"]
 
 logger = logging.getLogger(__name__)
-
-# Repository config can make git run programs (fsmonitor hooks); the watcher must not.
-_SAFE_OPTIONS = ("--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,25 +36,21 @@ def run_git(
     stdin: bytes | None = None,
     timeout: float = C.WATCH_GIT_TIMEOUT_S,
 ) -> GitOutput | None:
-    """Run `git <args>` in `root`; None when git is missing, failed to start or timed out."""
-    git = shutil.which("git")
-    if git is None:
+    """Run `git <args>` in `root`; None when git is missing, failed to start or timed out.
+
+    Neutralised like every git call (`live_memory.safe_git`): nothing the repository
+    configures runs, and a command past `timeout` is killed with its process group.
+    """
+    try:
+        done = run_git_commands(root, [args], timeout=timeout, stdin=stdin)[0]
+    except FileNotFoundError:
         logger.warning("git is not installed; the watcher cannot consult the repository")
         return None
-    try:
-        done = subprocess.run(
-            [git, *_SAFE_OPTIONS, *args],
-            cwd=root,
-            input=stdin if stdin is not None else b"",
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        logger.warning("git %s in %s took longer than %.0f s", args[0], root, timeout)
-        return None
-    except OSError as exc:
+    except (OSError, TimeoutError) as exc:
         logger.warning("git %s in %s could not run: %s", args[0], root, exc)
+        return None
+    if done.returncode is None:
+        logger.warning("git %s in %s took longer than %.0f s", args[0], root, timeout)
         return None
     if done.returncode not in (0, 1):
         logger.debug(
