@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -28,7 +28,7 @@ from live_memory.providers.types import (
     ToolResultBlock,
     Usage,
 )
-from live_memory.tools import FileRead, Toolbox
+from live_memory.tools import FileRead, Toolbox, ToolOutcome
 
 __all__ = ["LoopLimits", "LoopResult", "StopReason", "run_agent_loop"]
 
@@ -183,8 +183,13 @@ async def run_agent_loop(
         loop.append(Message("assistant", response.blocks))
         results = []
         for call in calls:
+            # The deadline holds between tool calls too: one turn may ask for many slow
+            # reads, and the best-effort answer is due at the soft deadline, not after them.
+            outcome = await _run_tool(toolbox, call.name, call.arguments, limits, clock)
+            if outcome is None:
+                results.append(ToolResultBlock(call.id, _SKIPPED, True))
+                continue
             result.tool_calls += 1
-            outcome = await asyncio.to_thread(toolbox.run, call.name, call.arguments)
             text = outcome.text
             cost = int(len(text) / window.chars_per_token)
             if tool_tokens + cost > limits.tool_result_token_budget:
@@ -202,6 +207,30 @@ async def run_agent_loop(
     if result.stop_reason == "timed_out" or not result.answer:
         result.answer = result.answer or _best_effort(last_text, result)
     return result
+
+
+_SKIPPED = "[not run: this question's time budget ran out]"
+
+
+async def _run_tool(
+    toolbox: Toolbox,
+    name: str,
+    arguments: Mapping[str, object],
+    limits: LoopLimits,
+    clock: Callable[[], float],
+) -> ToolOutcome | None:
+    """The tool's outcome, or None when the soft deadline passes before or while it runs.
+
+    A call still running at the deadline is left to finish in its worker thread (a thread
+    cannot be killed; every tool bounds its own work) and its result is dropped.
+    """
+    remaining = limits.soft_deadline - clock()
+    if remaining <= 0:
+        return None
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(toolbox.run, name, arguments), remaining)
+    except TimeoutError:
+        return None
 
 
 def _best_effort(last_text: str, result: LoopResult) -> str:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,8 @@ import pytest
 from live_memory.agent.loop import LoopLimits, LoopResult, run_agent_loop
 from live_memory.memory.window import Window
 from live_memory.providers import AnthropicProvider, OpenAIProvider
-from live_memory.testing import FakeProvider, Text, ToolUse
-from live_memory.tools import Toolbox
+from live_memory.testing import Call, FakeProvider, Text, ToolUse
+from live_memory.tools import Toolbox, ToolOutcome
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,13 @@ def _fresh(fake: FakeProvider) -> None:
 
 
 def _run(
-    fake: FakeProvider, root: Path, window: Window, *, budget_s: float = 30.0, **limits: object
+    fake: FakeProvider,
+    root: Path,
+    window: Window,
+    *,
+    budget_s: float = 30.0,
+    toolbox: Toolbox | None = None,
+    **limits: object,
 ) -> LoopResult:
     async def go() -> LoopResult:
         provider = AnthropicProvider(fake.anthropic_base_url, "dummy")
@@ -38,7 +45,7 @@ def _run(
                 provider,
                 window,
                 "Question: where is answer?",
-                toolbox=Toolbox(root),
+                toolbox=toolbox or Toolbox(root),
                 model="claude-haiku-4-5",
                 system_prompt="system",
                 limits=LoopLimits(
@@ -115,6 +122,59 @@ def test_soft_deadline_returns_a_best_effort_answer_marked_timed_out(
     assert result.timed_out
     assert result.answer.startswith("[best-effort answer")
     assert "app.py" in result.answer
+
+
+class _SlowDisk(Toolbox):
+    """The real toolbox on a slow disk: every tool call takes `delay_s` (a network mount)
+    or until `release` is set."""
+
+    def __init__(self, root: Path, delay_s: float) -> None:
+        super().__init__(root)
+        self.delay_s = delay_s
+        self.started = 0
+        self.release = threading.Event()
+
+    def run(self, name: str, arguments: Mapping[str, object]) -> ToolOutcome:
+        self.started += 1
+        self.release.wait(self.delay_s)
+        return super().run(name, arguments)
+
+
+@pytest.mark.parametrize(("calls", "delay_s"), [(15, 0.5), (1, 60.0)])
+def test_the_soft_deadline_holds_between_and_during_slow_tool_calls(
+    fake: FakeProvider, root: Path, calls: int, delay_s: float
+) -> None:
+    """Many slow reads in one turn, or one read that hangs: a best-effort answer at the soft
+    deadline either way, not after the tools (15 x 0.5 s would be 7.5 s past a 2 s budget)."""
+    reads = [Call("Read", {"file_path": "app.py"})] * calls
+    fake.script(ToolUse.several(*reads, text="Reading app.py."), Text("never asked"))
+    toolbox = _SlowDisk(root, delay_s)
+    budget_s = 2.0
+
+    async def go() -> tuple[LoopResult, float]:
+        provider = AnthropicProvider(fake.anthropic_base_url, "dummy")
+        started = time.monotonic()
+        try:
+            result = await run_agent_loop(
+                provider,
+                Window(str(root)),
+                "Question: where is answer?",
+                toolbox=toolbox,
+                model="claude-haiku-4-5",
+                system_prompt="system",
+                limits=LoopLimits(soft_deadline=started + budget_s, max_answer_tokens=256),
+            )
+            return result, time.monotonic() - started
+        finally:
+            toolbox.release.set()  # the abandoned worker thread ends now, not in 60 s
+            await provider.aclose()
+
+    result, elapsed = asyncio.run(go())
+    assert result.timed_out and result.answer.startswith("[best-effort answer")
+    assert "Reading app.py." in result.answer
+    assert elapsed < budget_s + 1.5, elapsed  # generous: a loaded machine
+    assert toolbox.started < calls or calls == 1
+    assert len(fake.requests) == 1  # no model call after the deadline
 
 
 def test_tool_results_over_the_question_budget_are_truncated_with_a_notice(
