@@ -37,6 +37,9 @@ _DOWN_ERRNOS: Final = frozenset(
     {errno.ECONNREFUSED, errno.ECONNRESET, errno.EHOSTUNREACH, errno.ENETUNREACH}
 )
 _ERROR_BODY_MAX: Final = 500
+_CUT_OFF_ERRNOS: Final = frozenset({errno.EPIPE, errno.ECONNRESET})
+_CUT_OFF_MIN_BYTES: Final = 64 * 1024
+"""A write cut off under a body at least this large is the server's body limit, not a crash."""
 
 
 class ServerDown(CommandFailed):
@@ -44,7 +47,8 @@ class ServerDown(CommandFailed):
 
     def __init__(self, url: str) -> None:
         super().__init__(
-            f"live-memory server is not running at {url}; start it with `live-memory serve`",
+            f"the server is not running at {url}; start it with `live-memory serve` "
+            "(or keep one running: `live-memory install-service`)",
             ExitCode.SERVER_DOWN,
         )
         self.url = url
@@ -136,11 +140,26 @@ class ServerClient:
         except urllib.error.HTTPError as exc:
             raise ServerRejected(exc.code, _error_message(exc)) from exc
         except urllib.error.URLError as exc:
-            raise self._classify(exc.reason) from exc
+            raise self._classify(exc.reason, data) from exc
         except (TimeoutError, ConnectionError, OSError) as exc:
-            raise self._classify(exc) from exc
+            raise self._classify(exc, data) from exc
 
-    def _classify(self, reason: object) -> CommandFailed:
+    def _classify(self, reason: object, data: bytes | None = None) -> CommandFailed:
+        if (
+            data is not None
+            and isinstance(reason, OSError)
+            and reason.errno in _CUT_OFF_ERRNOS
+            and len(data) > _CUT_OFF_MIN_BYTES
+        ):
+            # The server took the connection, then closed it under a large body: it refuses a
+            # body over its limit with 413 before reading it, and the send fails before the
+            # answer can be read. Say so instead of "not running".
+            return ServerRejected(
+                413,
+                f"the server closed the connection while a {len(data):,}-byte request was being "
+                "sent: it is most likely over the server's body limit "
+                "(LIVE_MEMORY_MAX_BODY_BYTES; send less, or raise the limit)",
+            )
         if isinstance(reason, TimeoutError):
             return ServerUnreachable(
                 f"live-memory server at {self.base_url} did not answer within the timeout",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
@@ -15,6 +16,7 @@ from live_memory.cli.render import (
     render_health,
     render_json,
     render_mapping,
+    render_workspace_action,
 )
 from live_memory.config import constants as C
 
@@ -39,20 +41,23 @@ def status(inv: Invocation) -> int:
     return ExitCode.OK
 
 
-def stats(inv: Invocation, cwd: str, by_day: bool) -> int:
+def stats(inv: Invocation, cwd: str | None, by_day: bool) -> int:
+    """One workspace's stats; with `by_day`, usage per day of `cwd` or, without it, of all."""
     if by_day:
         return _stats_by_day(inv, cwd)
+    where = cwd or _here()
     if inv.as_json:
-        inv.emit(render_json(inv.client.get("/stats", {"cwd": cwd}).json()))
+        inv.emit(render_json(inv.client.get("/stats", {"cwd": where}).json()))
         return ExitCode.OK
-    reply = inv.client.get("/stats", {"cwd": cwd, "format": "text"})
+    reply = inv.client.get("/stats", {"cwd": where, "format": "text"})
     inv.emit(reply.text if not reply.is_json else render_mapping(reply.json()))
     return ExitCode.OK
 
 
-def _stats_by_day(inv: Invocation, cwd: str) -> int:
-    """`/stats?by_day=1`: the JSON as it is with --json, else a table of the days."""
-    payload = inv.client.get("/stats", {"cwd": cwd, "by_day": "1"}).json()
+def _stats_by_day(inv: Invocation, cwd: str | None) -> int:
+    """`/stats?by_day=1[&cwd=]`: the JSON as it is with --json, else a table of the days."""
+    params = {"by_day": "1", **({"cwd": cwd} if cwd else {})}
+    payload = inv.client.get("/stats", params).json()
     if inv.as_json:
         inv.emit(render_json(payload))
         return ExitCode.OK
@@ -60,9 +65,14 @@ def _stats_by_day(inv: Invocation, cwd: str) -> int:
     days = body.get("by_day")
     if not isinstance(days, list):
         raise CommandFailed("GET /stats?by_day=1 answered without a by_day list (an old server?)")
-    inv.emit(f"usage by day of {body.get('workspace') or cwd}")
+    workspace = body.get("workspace")
+    inv.emit(f"usage by day of {workspace}" if workspace else "usage by day, all workspaces")
     inv.emit(render_by_day([day for day in days if isinstance(day, Mapping)]))
     return ExitCode.OK
+
+
+def _here() -> str:
+    return os.path.abspath(os.getcwd())
 
 
 def ask(inv: Invocation, question: str, cwd: str, max_answer_tokens: int | None) -> int:
@@ -91,22 +101,22 @@ def actors(inv: Invocation) -> int:
 
 
 def reset(inv: Invocation, cwd: str) -> int:
-    return _workspace_action(inv, "/reset", cwd, "reset (history wiped, preload re-read)")
+    return _workspace_action(inv, "/reset", cwd, "reset: memory wiped, preload re-read")
 
 
 def clear(inv: Invocation, cwd: str) -> int:
-    return _workspace_action(inv, "/clear", cwd, "emptied (history wiped)")
+    return _workspace_action(inv, "/clear", cwd, "emptied: memory wiped")
 
 
 def _workspace_action(inv: Invocation, route: str, cwd: str, done: str) -> int:
+    """One line for people (the workspace, what happened, what it holds now); the server's
+    whole answer with --json."""
     reply: Reply = inv.client.post(route, {"cwd": cwd})
     payload: object = reply.json() if reply.is_json and reply.body.strip() else {}
     if inv.as_json:
         inv.emit(render_json(payload))
         return ExitCode.OK
-    inv.emit(f"{cwd}: {done}")
-    if isinstance(payload, Mapping) and payload:
-        inv.emit(render_mapping(payload))
+    inv.emit(render_workspace_action(payload, cwd, done))
     return ExitCode.OK
 
 

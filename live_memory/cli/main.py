@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import TextIO
 
 from live_memory.cli import commands
-from live_memory.cli.client import ServerClient
+from live_memory.cli.client import ServerClient, ServerRejected
 from live_memory.cli.config_command import config_get, config_set
 from live_memory.cli.knowledge_command import export_knowledge, import_knowledge
 from live_memory.cli.outcome import CommandFailed, ExitCode
-from live_memory.cli.parser import build_parser
+from live_memory.cli.parser import UsageError, build_parser
+from live_memory.cli.render import render_json
 from live_memory.cli.serve import serve_command
 from live_memory.cli.service import install_service
 from live_memory.config import constants as C
@@ -28,17 +29,35 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(argv: Sequence[str], environ: Mapping[str, str], out: TextIO, err: TextIO) -> int:
-    """Run one command; returns its exit code (argparse itself exits 2 on bad usage)."""
+    """Run one command; returns its exit code.
+
+    With `--json` anywhere on the line every outcome is JSON on stdout, failures included:
+    `{"error": {"message", "exit_code", "status"}}` (`status` is the HTTP status when the
+    server answered one, else null), with the same non-zero exit code as without it.
+    """
+    as_json = "--json" in argv
     parser = build_parser(environ)
-    args = parser.parse_args(list(argv))
     try:
+        args = parser.parse_args(list(argv))
         return _dispatch(args, environ, out, err)
+    except UsageError as exc:
+        if not as_json:
+            exc.parser.print_usage(err)
+        return _fail(exc, as_json, out, err)
     except CommandFailed as exc:
-        err.write(f"live-memory: {exc.message}\n")
-        return int(exc.exit_code)
+        return _fail(exc, as_json, out, err)
     except KeyboardInterrupt:
-        err.write("live-memory: interrupted\n")
-        return 130
+        return _fail(CommandFailed("interrupted", ExitCode.INTERRUPTED), as_json, out, err)
+
+
+def _fail(exc: CommandFailed, as_json: bool, out: TextIO, err: TextIO) -> int:
+    if as_json:
+        status = exc.status if isinstance(exc, ServerRejected) else None
+        error = {"message": exc.message, "exit_code": int(exc.exit_code), "status": status}
+        out.write(render_json({"error": error}) + "\n")
+    else:
+        err.write(f"live-memory: {exc.message}\n")
+    return int(exc.exit_code)
 
 
 def _dispatch(
@@ -78,11 +97,12 @@ def _dispatch(
         )
 
     inv = commands.Invocation(client=client, as_json=args.json, out=out)
-    cwd: str = getattr(args, "cwd", None) or os.path.abspath(os.getcwd())
+    given: str | None = getattr(args, "cwd", None)
+    cwd = given or os.path.abspath(os.getcwd())
     if command == "status":
         return commands.status(inv)
     if command == "stats":
-        return commands.stats(inv, cwd, args.by_day)
+        return commands.stats(inv, given, args.by_day)
     if command == "ask":
         return commands.ask(inv, args.question, cwd, args.max_answer_tokens)
     if command == "actors":

@@ -19,6 +19,8 @@ class ExitCode(IntEnum):
     """Bad arguments or configuration; nothing was attempted."""
     SERVER_DOWN = 3
     """No server listens at the URL."""
+    INTERRUPTED = 130
+    """Ctrl-C (128 + SIGINT, as shells report it)."""
 
 
 class CommandFailed(LiveMemoryError):

@@ -5,18 +5,41 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
+from typing import NoReturn
 
 from live_memory import __version__
 from live_memory.cli.client import default_server_url
+from live_memory.cli.outcome import CommandFailed, ExitCode
 
-__all__ = ["build_parser", "directory", "existing_path", "port_number", "positive_int"]
+__all__ = [
+    "UsageError",
+    "build_parser",
+    "directory",
+    "existing_path",
+    "port_number",
+    "positive_int",
+]
 
 _EPILOG = """\
 exit codes: 0 ok, 1 the server answered an error (or a step failed), 2 usage or
-configuration error, 3 no server is running at the URL.
+configuration error, 3 the server is not running at the URL.
 environment: LIVE_MEMORY_HOST / LIVE_MEMORY_PORT pick the default --server,
 LIVE_MEMORY_TOKEN is sent as a bearer token; `serve` reads every LIVE_MEMORY_* variable.
 """
+
+
+class UsageError(CommandFailed):
+    """Bad arguments: raised instead of argparse's print-and-exit, so that `main` can answer
+    in JSON under --json; `parser` is the (sub)parser whose usage applies."""
+
+    def __init__(self, message: str, parser: argparse.ArgumentParser) -> None:
+        super().__init__(message, ExitCode.USAGE)
+        self.parser = parser
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)", self)
 
 
 def positive_int(text: str) -> int:
@@ -52,13 +75,13 @@ def existing_path(text: str) -> str:
     return path
 
 
-def _client_options(environ: Mapping[str, str], suppress: bool) -> argparse.ArgumentParser:
+def _client_options(environ: Mapping[str, str], suppress: bool) -> _Parser:
     """--server/--json, accepted before and after the subcommand.
 
     The subcommand copies default to SUPPRESS so they never overwrite a value given before
     the subcommand (an argparse pitfall).
     """
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = _Parser(add_help=False)
     default_url = default_server_url(environ)
     parent.add_argument(
         "--server",
@@ -77,7 +100,7 @@ def _client_options(environ: Mapping[str, str], suppress: bool) -> argparse.Argu
 
 def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     common = _client_options(environ, suppress=True)
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="live-memory",
         description="Live Memory: a persistent codebase Q&A server for coding agents.",
         epilog=_EPILOG,

@@ -16,6 +16,7 @@ __all__ = [
     "render_json",
     "render_mapping",
     "render_table",
+    "render_workspace_action",
 ]
 
 _CELL_MAX: Final = 48
@@ -62,16 +63,103 @@ def render_duration(seconds: object) -> str:
 
 
 def render_health(health: Mapping[str, object], url: str) -> str:
+    """`/health` for people: the provider problem in full, budget and usage as sentences."""
     status = health.get("status", "?")
     lines = [f"live-memory {health.get('version', '?')} at {url}: {status}"]
-    lines.append(f"  uptime     {render_duration(health.get('uptime_s', '?'))}")
+    lines.append(f"  uptime       {render_duration(health.get('uptime_s', '?'))}")
     provider = health.get("provider") or "none configured"
-    lines.append(f"  provider   {provider}")
-    lines.append(f"  model      {health.get('model') or '-'}")
-    lines.append(f"  workspaces {health.get('workspaces_active', 0)} active")
-    shown = {"status", "version", "uptime_s", "provider", "model", "workspaces_active"}
-    lines.extend(f"  {key:<10} {_cell(value)}" for key, value in health.items() if key not in shown)
+    lines.append(f"  provider     {provider}")
+    problem = health.get("problem")
+    if isinstance(problem, str) and problem:
+        lines.append(f"  problem      {' '.join(problem.split())}")
+    lines.append(f"  model        {health.get('model') or '-'}")
+    lines.append(f"  workspaces   {health.get('workspaces_active', 0)} active")
+    budget = health.get("budget")
+    if isinstance(budget, Mapping):
+        lines.append(f"  budget       {render_budget(budget)}")
+    usage = health.get("usage_today")
+    if isinstance(usage, Mapping):
+        lines.append(f"  today        {render_usage(usage)}")
+    transcripts = health.get("transcripts")
+    if isinstance(transcripts, Mapping):
+        lines.append(f"  transcripts  {render_counts(transcripts, 'none queued')}")
+    shown = {"status", "version", "uptime_s", "provider", "problem", "model"}
+    shown |= {"workspaces_active", "budget", "usage_today", "transcripts"}
+    lines.extend(
+        f"  {key:<12} {_cell(value, limit=None)}"
+        for key, value in health.items()
+        if key not in shown
+    )
     return "\n".join(lines)
+
+
+def render_budget(budget: Mapping[str, object]) -> str:
+    """`$0.42 spent today of a $5.00 daily cap (8%); resets 2026-12-02T00:00+00:00`."""
+    spent, cap = _number(budget.get("spent_today_usd")), _number(budget.get("daily_usd"))
+    if cap is None:
+        text = f"{_dollars(spent)} spent today, no daily cap"
+    else:
+        share = f" ({100 * spent / cap:.0f}%)" if spent is not None and cap > 0 else ""
+        text = f"{_dollars(spent)} spent today of a {_dollars(cap)} daily cap{share}"
+        if budget.get("resets_at"):
+            text += f"; resets {budget['resets_at']}"
+    if budget.get("exhausted"):
+        text += "; EXHAUSTED: questions are refused until the reset"
+    elif budget.get("background_paused"):
+        text += "; background work paused (near the cap)"
+    return text
+
+
+def render_usage(usage: Mapping[str, object]) -> str:
+    """`3 questions, 12,345 tokens in / 678 out, $0.0213, 2 workspaces`."""
+    questions = usage.get("questions")
+    parts = [_plural(questions, "question")]
+    parts.append(f"{_amount('input', usage.get('input'))} tokens in")
+    parts[-1] += f" / {_amount('output', usage.get('output'))} out"
+    cached = usage.get("cache_read")
+    if _is_number(cached) and cached:
+        parts.append(f"{_amount('cache_read', cached)} read from cache")
+    parts.append(str(_amount("cost_usd", usage.get("cost_usd"))))
+    if "workspaces" in usage:
+        parts.append(_plural(usage.get("workspaces"), "workspace"))
+    return ", ".join(parts)
+
+
+def render_counts(counts: Mapping[str, object], empty: str) -> str:
+    """`{"pending": 1, "done": 3}` -> `1 pending, 3 done`; zeros left out."""
+    words = [f"{value} {key}" for key, value in counts.items() if value]
+    return ", ".join(words) if words else empty
+
+
+def render_workspace_action(payload: object, cwd: str, done: str) -> str:
+    """One line: `WORKSPACE: reset: memory wiped, preload re-read (3 files loaded)`."""
+    where = cwd
+    loaded: object = None
+    if isinstance(payload, Mapping):
+        where = str(payload.get("workspace") or cwd)
+        files = payload.get("file_contexts")
+        loaded = files.get("loaded") if isinstance(files, Mapping) else None
+    suffix = f" ({_plural(loaded, 'file')} loaded)" if _is_number(loaded) and loaded else ""
+    return f"{where}: {done}{suffix}"
+
+
+def _is_number(value: object) -> bool:
+    return _number(value) is not None
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _dollars(value: object) -> str:
+    amount = _number(value)
+    return "$?" if amount is None else f"${amount:.4f}"
+
+
+def _plural(count: object, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def render_table(rows: Sequence[Mapping[str, object]], columns: Sequence[tuple[str, str]]) -> str:

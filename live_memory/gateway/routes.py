@@ -84,11 +84,15 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
 
     async def stats(request: Request) -> Response:
         cwd = request.query_params.get("cwd")
+        service = _service(request)
+        by_day = request.query_params.get("by_day") in ("1", "true")
+        if not cwd and by_day:  # usage per day of every workspace
+            rows = await asyncio.to_thread(service.stores.usage.by_day, C.USAGE_BY_DAY_DEFAULT_DAYS)
+            return ORJSONResponse({"workspace": None, "by_day": rows})
         if not cwd:
             raise InputError("query parameter cwd (absolute workspace path) is required")
-        service = _service(request)
         body = await service.stats(cwd)
-        if request.query_params.get("by_day") in ("1", "true"):
+        if by_day:
             body["by_day"] = service.stores.usage.by_day(
                 C.USAGE_BY_DAY_DEFAULT_DAYS, str(body["workspace"])
             )

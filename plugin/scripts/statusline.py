@@ -46,7 +46,7 @@ def render(stats: Mapping[str, object]) -> str:
         parts.append(f"${cost:.2f}")
     answers = stats.get("questions_answered")
     if isinstance(answers, int):
-        parts.append(f"{answers} answers")
+        parts.append("1 answer" if answers == 1 else f"{answers} answers")
     return " · ".join(parts)
 
 

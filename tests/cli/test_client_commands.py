@@ -28,7 +28,7 @@ def test_status_against_a_real_server_prints_a_summary_or_json(real_server: Serv
     human = cli(["status", "--server", real_server.url])
     assert human.code == 0, human.err
     assert human.out.startswith(f"live-memory 0.1.0 at {real_server.url}: no_provider\n")
-    assert "provider   none configured" in human.out
+    assert "provider     none configured" in human.out
     machine = cli(["--json", "status", "--server", real_server.url])
     assert machine.code == 0
     assert json.loads(machine.out)["version"] == "0.1.0"
@@ -73,8 +73,8 @@ def test_no_server_at_the_url_exits_3_with_the_start_hint(argv: list[str]) -> No
     assert result.code == 3
     assert result.out == ""
     assert result.err == (
-        f"live-memory: live-memory server is not running at {url}; "
-        "start it with `live-memory serve`\n"
+        f"live-memory: the server is not running at {url}; start it with `live-memory serve` "
+        "(or keep one running: `live-memory install-service`)\n"
     )
 
 
@@ -99,10 +99,10 @@ def test_the_default_server_url_follows_host_and_port_variables() -> None:
         ["config", "set", "no-equals-sign"],
     ],
 )
-def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_exit_2(argv: list[str]) -> None:
     result = cli([*argv, "--server", f"http://127.0.0.1:{closed_port()}"] if argv else argv)
     assert result.code == 2
-    assert "usage" in capsys.readouterr().err or result.err.startswith("live-memory: expected")
+    assert "usage" in result.err or result.err.startswith("live-memory: expected")
 
 
 def test_server_and_json_flags_work_before_and_after_the_subcommand() -> None:
@@ -118,10 +118,10 @@ def test_status_renders_uptime_and_workspaces_for_people() -> None:
         result = cli(["status", "--server", server.url])
     assert result.out.splitlines() == [
         f"live-memory 0.1.0 at {server.url}: ok",
-        "  uptime     1h 2m",
-        "  provider   anthropic",
-        "  model      claude-haiku-4-5",
-        "  workspaces 2 active",
+        "  uptime       1h 2m",
+        "  provider     anthropic",
+        "  model        claude-haiku-4-5",
+        "  workspaces   2 active",
     ]
 
 
@@ -183,7 +183,7 @@ def test_reset_and_empty_post_the_workspace_to_reset_and_clear(tmp_path: Path) -
         first, second = server.wait_for(2)
     assert (first.path, first.json()) == ("/reset", {"cwd": str(tmp_path)})
     assert (second.path, second.json()) == ("/clear", {"cwd": str(tmp_path)})
-    assert reset.out.splitlines()[0] == f"{tmp_path}: reset (history wiped, preload re-read)"
+    assert reset.out == f"{tmp_path}: reset: memory wiped, preload re-read\n"
     assert json.loads(empty.out) == {"status": "reset"}
 
 

@@ -206,13 +206,11 @@ def test_import_of_a_directory_without_markdown_exits_1_and_sends_nothing(
     assert server.requests == []
 
 
-def test_import_of_a_missing_path_is_a_usage_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_import_of_a_missing_path_is_a_usage_error(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{closed_port()}"
     result = cli(["import", str(tmp_path / "nope"), "--server", url])
     assert result.code == 2
-    assert "no such file or directory" in capsys.readouterr().err
+    assert "no such file or directory" in result.err
 
 
 def test_export_and_import_with_no_server_exit_3(workspace: Path, tmp_path: Path) -> None:

@@ -32,6 +32,10 @@ def test_statusline_says_subscription_new_or_down(world: HookWorld) -> None:
     with CaptureServer(respond=lambda seen: (200, subscription)) as server:
         ran = run_script("statusline.py", _status_input(world), world.at(server.port))
     assert ran.stdout == "live-memory 42% · subscription\n"
+    one = {**STATS, "questions_answered": 1}
+    with CaptureServer(respond=lambda seen: (200, one)) as server:
+        ran = run_script("statusline.py", _status_input(world), world.at(server.port))
+    assert ran.stdout == "live-memory 42% · $0.31 · 1 answer\n"
     with CaptureServer(respond=lambda seen: (404, {"error": "no memory"})) as server:
         ran = run_script("statusline.py", _status_input(world), world.at(server.port))
     assert ran.stdout == "live-memory: new workspace\n"
