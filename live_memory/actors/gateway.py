@@ -25,7 +25,7 @@ from live_memory.actors.message import (
     UpdateServices,
     WatchRoot,
 )
-from live_memory.actors.runtime import Actor, ActorRef, ActorSystem, release_free_memory
+from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
 from live_memory.actors.workspace import WorkspaceActor
 from live_memory.agent.services import Services
 from live_memory.config import canonical_workspace
@@ -78,7 +78,6 @@ class GatewayActor(Actor):
         self.resolved: OrderedDict[str, str] = OrderedDict()
         self.closing = False
         self.watcher: ActorRef[Any] | None = None
-        self.passivated_since_sweep = 0
         self.restarting: set[str] = set()
         self.history: dict[str, tuple[int, str]] = {}
         """Failures per root, carried over to the actor's next incarnation for /actors."""
@@ -99,9 +98,6 @@ class GatewayActor(Actor):
                 for root in self.active:
                     self.watcher.tell(WatchRoot(root))
             case SweepIdle():
-                if self.passivated_since_sweep:
-                    self.passivated_since_sweep = 0
-                    release_free_memory()
                 for ref in self.active.values():
                     ref.tell(IdleCheck(message.idle_after_s))
             case UpdateServices():
@@ -198,7 +194,6 @@ class GatewayActor(Actor):
 
     def _end_passivation(self, root: str) -> None:
         logger.info("passivated workspace %s", root)
-        self.passivated_since_sweep += 1
         if root in self.restarting:
             self.restarting.discard(root)
             if not self.closing:

@@ -14,9 +14,6 @@ gateway, keep-warm) set `dedicated_thread = True` and run pykka's own blocking l
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import gc
 import logging
 import queue
 import sys
@@ -43,7 +40,6 @@ __all__ = [
     "ActorRef",
     "ActorSystem",
     "Promise",
-    "release_free_memory",
 ]
 
 logger = logging.getLogger(__name__)
@@ -150,20 +146,6 @@ class WorkerPool:
             count = len(self._threads)
         for _ in range(count):
             self._jobs.put(None)
-
-
-def release_free_memory() -> None:
-    """Hand a stopped actor's memory back to the OS, so passivated workspaces really stop
-    costing memory: collect the reference cycles a stopped actor leaves (the cyclic collector
-    may not reach its oldest generation for a long time), then ask glibc to release free heap
-    pages (a no-op where malloc_trim is unavailable)."""
-    collected = gc.collect()
-    logger.debug("released memory of stopped actors (%d unreachable objects)", collected)
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):
-        logger.debug("malloc_trim is not available here")
 
 
 @dataclass(slots=True)

@@ -1,8 +1,7 @@
 """`live-memory serve`: one supervised server process per port.
 
-Order matters: settings come first (cheap, refuse early), then the switch to the system
-allocator (a re-execution, see `allocator`), then the loopback/token check, then the singleton
-lock (a second server exits at once, before touching the port or any state), then
+Order matters: settings come first (cheap, refuse early), then the loopback/token check, then
+the singleton lock (a second server exits at once, before touching the port or any state), then
 the listening socket (a port held by another program fails clearly), and only then the app,
 whose lifespan starts the actor system.
 """
@@ -23,7 +22,6 @@ from types import FrameType
 import uvicorn
 from starlette.types import ASGIApp
 
-from live_memory.cli.allocator import reexec_with_system_allocator
 from live_memory.cli.lock import ServeLock
 from live_memory.cli.outcome import CommandFailed, ExitCode
 from live_memory.config import Settings, configure_logging, load_settings
@@ -194,5 +192,4 @@ def serve_command(
 
         return create_app(settings, environ=environ)  # POST /reload re-reads this environment
 
-    reexec_with_system_allocator(environ)  # settings are valid: only now, once, same pid
     return run_server(settings, build_app)

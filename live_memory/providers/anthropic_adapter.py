@@ -29,7 +29,6 @@ from anthropic.types import (
 
 from live_memory.config import constants
 from live_memory.errors import ProviderAuthError, ProviderBadResponse
-from live_memory.providers.loop_local import LoopLocal
 from live_memory.providers.retry import DEFAULT_RETRY_POLICY, RetryPolicy, with_retries
 from live_memory.providers.types import (
     BearerTokenSource,
@@ -64,8 +63,8 @@ class AnthropicProvider:
     Pass `api_key` for a console key, or `auth_token` for an OAuth bearer token — a string, a
     callable, or a `BearerTokenSource`, asked before every call so a refreshed token is picked
     up (all are sent as `Authorization: Bearer`). A source's token refused with 401 is
-    invalidated and the call tried once more with the next one. One SDK client is made per
-    event loop; call `aclose()` on each loop that used this provider before the loop ends.
+    invalidated and the call tried once more with the next one. One SDK client, on the
+    event loop that uses it; call `aclose()` on that loop before it ends.
     """
 
     def __init__(
@@ -88,8 +87,8 @@ class AnthropicProvider:
         bearer = "" if self._token_source else token  # "" = sent per call instead
         self._secrets = tuple(s for s in (api_key, token) if s)
         headers = dict(default_headers or {})
-        self._clients: LoopLocal[anthropic.AsyncAnthropic] = LoopLocal(
-            lambda: anthropic.AsyncAnthropic(
+        self._make_client: Callable[[], anthropic.AsyncAnthropic] = lambda: (
+            anthropic.AsyncAnthropic(
                 base_url=self._base_url,
                 max_retries=0,
                 timeout=constants.PROVIDER_DEFAULT_TIMEOUT_S,
@@ -98,6 +97,8 @@ class AnthropicProvider:
                 auth_token=bearer,
             )
         )
+        self._client: anthropic.AsyncAnthropic | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def name(self) -> str:
@@ -113,7 +114,7 @@ class AnthropicProvider:
         `request.timeout_s`, when set, bounds the whole call including retries.
         Raises PromptTooLong, ProviderAuthError, ProviderBadResponse or ProviderError.
         """
-        client = self._clients.get()
+        client = self._client_for_this_loop()
         params = build_messages_params(request)
         deadline = None if request.timeout_s is None else time.monotonic() + request.timeout_s
         source = self._token_source
@@ -154,8 +155,18 @@ class AnthropicProvider:
             message = await send(source() if source is not None else None)
         return _parse_message(message, request.model, self._base_url)
 
+    def _client_for_this_loop(self) -> anthropic.AsyncAnthropic:
+        # The server makes every call on its one I/O loop. A caller that runs each call in a
+        # fresh loop (asyncio.run) gets a fresh client: a connection pool is bound to its loop.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client, self._client_loop = self._make_client(), loop
+        return self._client
+
     async def aclose(self) -> None:
-        await self._clients.aclose(lambda client: client.close())
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.close()
 
 
 class MessagesParams(TypedDict, total=False):

@@ -27,7 +27,6 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam, ChatCo
 from live_memory.config import constants
 from live_memory.errors import ProviderBadResponse
 from live_memory.providers.endpoint import prompt_cache_retention_for
-from live_memory.providers.loop_local import LoopLocal
 from live_memory.providers.retry import DEFAULT_RETRY_POLICY, RetryPolicy, with_retries
 from live_memory.providers.text_tool_call import parse_arguments, tool_calls_from_text
 from live_memory.providers.types import (
@@ -63,7 +62,7 @@ _NO_KEY = "no-key"  # local servers need none, but the SDK insists on some value
 class OpenAIProvider:
     """A Provider speaking OpenAI chat completions through `openai.AsyncOpenAI`.
 
-    One SDK client is made per event loop; call `aclose()` on each loop that used it.
+    One SDK client, on the event loop that uses it; call `aclose()` on that loop before it ends.
     """
 
     def __init__(
@@ -80,14 +79,14 @@ class OpenAIProvider:
         self._retry = retry
         self._sleep = sleep
         self._secrets = (api_key,) if api_key else ()
-        self._clients: LoopLocal[openai.AsyncOpenAI] = LoopLocal(
-            lambda: openai.AsyncOpenAI(
-                base_url=self._base_url,
-                api_key=api_key or _NO_KEY,
-                max_retries=0,
-                timeout=constants.PROVIDER_DEFAULT_TIMEOUT_S,
-            )
+        self._make_client: Callable[[], openai.AsyncOpenAI] = lambda: openai.AsyncOpenAI(
+            base_url=self._base_url,
+            api_key=api_key or _NO_KEY,
+            max_retries=0,
+            timeout=constants.PROVIDER_DEFAULT_TIMEOUT_S,
         )
+        self._client: openai.AsyncOpenAI | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def name(self) -> str:
@@ -103,7 +102,7 @@ class OpenAIProvider:
         `request.timeout_s`, when set, bounds the whole call including retries.
         Raises PromptTooLong, ProviderAuthError, ProviderBadResponse or ProviderError.
         """
-        client = self._clients.get()
+        client = self._client_for_this_loop()
         retention = prompt_cache_retention_for(self._base_url, request.model)
         params = build_chat_params(request, self._token_field, cache_retention=retention)
         deadline = None if request.timeout_s is None else time.monotonic() + request.timeout_s
@@ -126,8 +125,18 @@ class OpenAIProvider:
         offered = {t.name for t in request.tools}
         return _parse_completion(completion, request.model, offered, self._base_url)
 
+    def _client_for_this_loop(self) -> openai.AsyncOpenAI:
+        # The server makes every call on its one I/O loop. A caller that runs each call in a
+        # fresh loop (asyncio.run) gets a fresh client: a connection pool is bound to its loop.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client, self._client_loop = self._make_client(), loop
+        return self._client
+
     async def aclose(self) -> None:
-        await self._clients.aclose(lambda client: client.close())
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.close()
 
 
 def build_chat_params(

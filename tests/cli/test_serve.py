@@ -6,7 +6,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -125,26 +124,3 @@ def test_an_invalid_setting_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "LIVE_MEMORY_PORT" in done.stderr
-
-
-def _environ_of(pid: int) -> dict[str, str]:
-    items = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    return dict(item.decode().split("=", 1) for item in items if b"=" in item)
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the switch is Linux-only")
-@pytest.mark.parametrize("given", [None, "pymalloc"])
-def test_serve_switches_to_the_system_allocator_in_the_same_process_unless_told_otherwise(
-    tmp_path: Path, given: str | None
-) -> None:
-    env = {} if given is None else {"PYTHONMALLOC": given}
-    expected = given or os.environ.get("PYTHONMALLOC", "malloc")
-    server = ServerProcess(tmp_path / "data", env).start()
-    try:
-        assert server.proc is not None
-        # Same pid as the process we started: the switch re-executes, it does not fork.
-        assert _environ_of(server.proc.pid).get("PYTHONMALLOC") == expected
-        assert httpx.get(f"{server.url}/health", timeout=5).status_code == 200
-    finally:
-        assert server.stop() == 0
-    assert server.log.read_text().count("live-memory serving on") == 1
