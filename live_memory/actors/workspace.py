@@ -51,7 +51,7 @@ from live_memory.errors import (
     SnapshotError,
 )
 from live_memory.memory.compaction import DistillGate
-from live_memory.memory.ingest import Ingestor
+from live_memory.memory.ingest import Ingestor, held_bytes_cap
 from live_memory.memory.model import LedgerFact
 from live_memory.memory.persist import window_from_state, window_to_state
 from live_memory.memory.preload import preload
@@ -140,6 +140,9 @@ class WorkspaceActor(Actor):
             file_globs=settings.file_globs,
             passive_ingestion=settings.passive_ingestion,
             secret_patterns=settings.secret_path_patterns,
+            max_held_bytes=held_bytes_cap(
+                settings.max_held_bytes, services.max_context_tokens, settings.compaction_floor
+            ),
         )
 
     # --- lifecycle -----------------------------------------------------------------------

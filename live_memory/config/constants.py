@@ -93,10 +93,18 @@ DISTILL_MIN_INTERVAL_S: Final = 60.0
 LEDGER_MAX_TOKENS: Final = 2048
 SUMMARY_MAX_INPUT_CHARS: Final = 200_000
 RECENT_QA_KEPT_AT_COMPACTION: Final = 2  # Q/A pairs tier 2 keeps verbatim
+SUMMARY_MAX_CHUNKS_PER_COMPACTION: Final = 4  # tier 2 folds at most this many chunks per run
+DELTA_REFREEZE_SHARE: Final = 0.25  # deltas past this share of the window: re-freeze instead
+MANIFEST_MAX_FILES: Final = 20_000  # files a window remembers; the LRU bare entry goes first
 FALLBACK_CONTEXT_TOKENS: Final = 128_000
 
 # --- passive ingestion and watching ------------------------------------------------------
 PASSIVE_MAX_FILE_BYTES: Final = 256 * 1024
+# Observed file content one workspace holds (LIVE_MEMORY_MAX_HELD_BYTES), and never more than
+# this share of the compaction floor: past it the least recently used content is shed at
+# ingest, without a model call (the files stay in the manifest, re-readable from disk).
+MAX_HELD_BYTES: Final = 1024 * 1024
+HELD_BYTES_SHARE_OF_FLOOR: Final = 0.5
 PRELOAD_MAX_TOTAL_BYTES: Final = 2 * 1024 * 1024
 WATCH_DEBOUNCE_S: Final = 0.2
 WATCH_MAX_DELAY_S: Final = 1.0  # a path written non-stop is still flushed this often

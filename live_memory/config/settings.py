@@ -47,6 +47,8 @@ class Settings:
     preload_globs: tuple[str, ...] = ()
     file_globs: tuple[str, ...] = ()
     passive_ingestion: bool = True
+    max_held_bytes: int = C.MAX_HELD_BYTES
+    """Observed file content one workspace holds (also capped at a share of the floor)."""
     watcher: WatcherMode = "off"
     canonicalize_workspace: bool = True
     repo_root_mode: RepoRootMode = "nearest"

@@ -218,6 +218,7 @@ VARIABLES: Final[dict[str, Parser]] = {
     "preload_globs": _globs,
     "file_globs": _globs,
     "passive_ingestion": _boolean,
+    "max_held_bytes": _integer(0, None),
     "watcher": _choice("off", "os"),
     "canonicalize_workspace": _boolean,
     "repo_root_mode": _choice("nearest", "outermost"),

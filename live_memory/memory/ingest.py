@@ -18,9 +18,17 @@ from live_memory.memory.window import Window
 from live_memory.path_glob import glob_set
 from live_memory.tools import current_sha256
 
-__all__ = ["Ingestor", "in_scope"]
+__all__ = ["Ingestor", "held_bytes_cap", "in_scope"]
 
 _CONTENT_KINDS = ("read", "write")
+
+
+def held_bytes_cap(max_held_bytes: int, max_context_tokens: int, compaction_floor: float) -> int:
+    """The observed bytes one workspace may hold: the setting, and never more than
+    HELD_BYTES_SHARE_OF_FLOOR of the compaction floor (held bytes are sent with every question,
+    so a cap above the floor would make every compaction shed them again)."""
+    floor_chars = max_context_tokens * compaction_floor * C.CHARS_PER_TOKEN
+    return max(0, min(max_held_bytes, int(floor_chars * C.HELD_BYTES_SHARE_OF_FLOOR)))
 
 
 def in_scope(rel_path: str, globs: Sequence[str]) -> bool:
@@ -39,13 +47,18 @@ class Ingestor:
         passive_ingestion: bool = True,
         secret_patterns: Sequence[str] = C.DEFAULT_SECRET_PATH_PATTERNS,
         max_file_bytes: int = C.PASSIVE_MAX_FILE_BYTES,
+        max_held_bytes: int | None = None,
     ) -> None:
+        """`max_held_bytes`: the per-workspace cap on observed content held (see
+        `held_bytes_cap`); past it the least recently used content is shed at once, without
+        a model call. None holds without a cap."""
         self.root = root
         self._root_str = str(root)
         self.file_globs = tuple(file_globs)
         self.passive = passive_ingestion
         self.secret_patterns = tuple(secret_patterns)
         self.max_file_bytes = max_file_bytes
+        self.max_held_bytes = max_held_bytes
 
     def relative(self, path: str) -> str | None:
         """Workspace-relative POSIX path, or None when it lies outside (or is unusable)."""
@@ -103,7 +116,7 @@ class Ingestor:
         raw = content.encode("utf-8", "replace")
         digest = hashlib.sha256(raw).hexdigest()
         clean, _ = redact_secrets(content)
-        window.observe(rel, clean, digest, len(raw))
+        window.observe(rel, clean, digest, len(raw), held_cap=self.max_held_bytes)
         return True
 
     @staticmethod

@@ -18,6 +18,7 @@ __all__ = [
     "merge_facts",
     "parse_fact_lines",
     "render_ledger",
+    "rendered_ledger_chars",
     "revalidate_facts",
 ]
 
@@ -133,3 +134,14 @@ def render_ledger(facts: Sequence[LedgerFact]) -> str:
     if stale:
         parts += ["", STALE_LEDGER_HEADING, "\n".join(stale)]
     return "\n".join(parts)
+
+
+def rendered_ledger_chars(facts: Sequence[LedgerFact]) -> int:
+    """len(render_ledger(facts)), without building the text."""
+    fresh = [len(f.text) + 2 for f in facts if not f.stale]
+    stale = [len(f.text) + 2 for f in facts if f.stale]
+    chars = len(LEDGER_HEADING) + 1
+    chars += sum(fresh) + len(fresh) - 1 if fresh else len(_EMPTY_LEDGER)
+    if stale:
+        chars += 2 + len(STALE_LEDGER_HEADING) + 1 + sum(stale) + len(stale) - 1
+    return chars

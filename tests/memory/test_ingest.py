@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from live_memory.config import constants as C
-from live_memory.memory.ingest import Ingestor, in_scope
+from live_memory.memory.ingest import Ingestor, held_bytes_cap, in_scope
 from live_memory.memory.window import Window
 from tests.support.repo import make_repo
 
@@ -274,3 +274,45 @@ def test_an_edit_without_content_never_leaves_old_held_bytes_looking_current(rep
     window.sync_deltas()
     assert "- src/app.py — CHANGED" in window.history[-2].text
     assert window.drain_recently_modified() == ["src/app.py"]
+
+
+# --- the held-bytes cap ----------------------------------------------------------------------
+def test_teed_reads_past_the_held_cap_shed_the_least_recently_used_content(repo: Path) -> None:
+    ingestor, window = fresh(repo, max_held_bytes=3000)
+    for i in range(2000):
+        assert ingestor.apply(window, f"src/r{i}.py", "read", f"# file {i}\n" + "x" * 960)
+    assert window.held_bytes <= 3000
+    held = [p for p, f in window.files.items() if f.content is not None]
+    assert held == ["src/r1997.py", "src/r1998.py", "src/r1999.py"]  # the newest stay
+    assert window.counts()["loaded"] == 2000  # the rest stay known, re-readable from disk
+    assert window.files["src/r0.py"].source == "read"
+
+
+def test_shedding_a_file_new_since_the_last_delta_sends_no_notice(repo: Path) -> None:
+    ingestor, window = fresh(repo, max_held_bytes=1500)
+    ingestor.apply(window, "src/old.py", "read", "o" * 1000)
+    window.sync_deltas()  # the model now holds src/old.py's bytes
+    ingestor.apply(window, "src/old.py", "write", "p" * 1000)  # a new version, pending
+    for i in range(3):
+        ingestor.apply(window, f"src/n{i}.py", "read", "n" * 1000)
+    # the new version of old.py was never sent: the model is told its copy is outdated;
+    # n0 and n1 were never sent either, and are simply dropped from the coming delta
+    assert window.pending == {"src/old.py": "stale", "src/n2.py": "content"}
+    assert window.held_bytes == 1000
+
+
+def test_the_held_cap_follows_the_setting_and_half_the_compaction_floor() -> None:
+    assert held_bytes_cap(C.MAX_HELD_BYTES, 200_000, 0.6) == int(200_000 * 0.6 * 4 * 0.5)
+    assert held_bytes_cap(C.MAX_HELD_BYTES, 1_000_000, 0.6) == C.MAX_HELD_BYTES
+    assert held_bytes_cap(0, 200_000, 0.6) == 0
+
+
+def test_a_window_remembers_at_most_the_manifest_cap_of_files(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(C, "MANIFEST_MAX_FILES", 50)
+    ingestor, window = fresh(repo, max_held_bytes=100)
+    for i in range(200):
+        ingestor.apply(window, f"src/m{i}.py", "read", f"m{i}")
+    assert len(window.files) == 50
+    assert "src/m199.py" in window.files and "src/m0.py" not in window.files

@@ -125,7 +125,13 @@ def test_mark_deleted_is_a_distinct_state_and_ignores_unknown_files() -> None:
     assert window.mark_deleted("a.py") is True
     assert window.files["a.py"].state == "deleted"
     assert window.mark_deleted("b.py") is False
-    assert window.counts() == {"loaded": 1, "with_content": 0, "stale": 0, "deleted": 1}
+    assert window.counts() == {
+        "loaded": 1,
+        "with_content": 0,
+        "stale": 0,
+        "deleted": 1,
+        "held_bytes": 0,
+    }
 
 
 def test_marking_a_file_demotes_only_the_facts_that_cite_it() -> None:
@@ -303,21 +309,76 @@ def test_copy_is_independent_of_the_original() -> None:
     assert "fork-only.py" not in window.pending
 
 
-def test_budget_counts_tree_ledger_files_and_qa_but_not_delta_turns() -> None:
+def sent_chars(window: Window) -> int:
+    """What the next question's prompt carries (system prompt and tools aside)."""
+    fork = window.copy()
+    fork.sync_deltas()
+    assert fork.frozen is not None
+    return len(fork.tree) + len(fork.frozen) + sum(len(t.text) for t in fork.history)
+
+
+def test_budget_counts_every_observation_delta_the_prompt_carries() -> None:
     window = Window(ROOT, tree="T" * 100)
     window.freeze()
-    empty = window.budget_chars()
-    assert empty == 100
-    observe(window, "a.py", "x" * 1000)
-    with_file = window.budget_chars()
-    assert with_file == empty + 1000 + len("a.py") + 16
-    window.sync_deltas()
-    assert deltas(window)
-    assert window.budget_chars() == with_file  # the delta repeats bytes already counted
-    window.append_qa("Q" * 10, "A" * 20)
-    assert window.budget_chars() == with_file + 30
+    assert window.budget_chars() == sent_chars(window)
+    for version in range(5):  # a big file edited between questions
+        observe(window, "big.py", str(version) * 10_000)
+        assert window.budget_chars() == sent_chars(window)
+        window.sync_deltas()
+        window.append_qa(f"q{version}", "a")
+    assert window.budget_chars() == sent_chars(window) > 5 * 10_000
+    assert window.refrozen_chars() < 2 * 10_000  # a freeze keeps one copy
     assert window.estimated_tokens() == int(window.budget_chars() / window.chars_per_token)
-    assert window.qa_turns == 2
+    assert window.qa_turns == 10
+
+
+def test_delta_share_grows_with_the_deltas_and_a_refresh_past_it_refreezes() -> None:
+    window = Window(ROOT)
+    window.freeze()
+    observe(window, "big.py", "x" * 4000)
+    assert window.delta_share(10_000) == window.delta_chars() / 4 / 10_000 > 0.1
+    assert window.refresh(10_000, share=0.5) is False  # appended as a delta
+    assert deltas(window)
+    observe(window, "big.py", "y" * 4000)
+    assert window.refresh(10_000, share=0.1) is True  # re-frozen instead
+    assert deltas(window) == []
+    assert window.frozen is not None and "y" * 4000 in window.frozen
+    assert window.delta_chars() == 0
+
+
+def test_the_budget_is_exact_through_every_kind_of_change() -> None:
+    window = Window(ROOT, tree="T" * 10)
+    steps = 0
+    for i in range(60):
+        path = f"f{i % 7}.py"
+        match i % 9:
+            case 0:
+                observe(window, path, "x" * (i * 3))
+            case 1:
+                window.record_read(path, sha(str(i)), 3)
+            case 2:
+                window.mark_stale(path)
+            case 3:
+                window.mark_deleted(path)
+            case 4:
+                window.sync_deltas()
+            case 5:
+                window.append_qa("q" * i, "a" * i)
+            case 6:
+                window.learn([LedgerFact(f"fact {i} about {path}", ((path, sha("x")),))])
+            case 7:
+                window.shed_content(path)
+            case _:
+                observe(window, path, "p" * i, source="preloaded")
+        if window.frozen is not None:
+            assert window.prompt_chars() == sent_chars(window)
+        fork = window.copy()
+        refrozen = fork.refrozen_chars()
+        fork.freeze()
+        assert fork.frozen is not None
+        assert refrozen == len(fork.tree) + len(fork.frozen) + fork.history.chars
+        steps += 1
+    assert steps == 60
 
 
 def test_calibrate_moves_towards_the_observed_ratio_and_stays_bounded() -> None:
