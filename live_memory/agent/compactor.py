@@ -15,10 +15,10 @@ from live_memory.errors import ProviderError
 from live_memory.memory.compaction import (
     DistillGate,
     Watermarks,
-    drop_content,
-    evict_manifest_lru,
+    apply_eviction,
+    chunk_turns,
     needs_compaction,
-    select_lru_content,
+    plan_eviction,
     split_history_for_summary,
 )
 from live_memory.memory.ledger import attribute_facts, parse_fact_lines
@@ -54,7 +54,8 @@ async def _fold(
     files: list[FileContext],
     turns: list[Turn],
 ) -> bool:
-    """Summarise material into the ledger; False (ledger untouched) if the call fails."""
+    """Summarise material into the ledger. False (ledger untouched) when the call fails or
+    its answer holds no fact: the caller must then keep the material."""
     provider = services.require_provider()
     try:
         text, usage = await summarize(
@@ -70,10 +71,29 @@ async def _fold(
     report.summaries += 1
     known = window.known_hashes() | {f.path: f.sha256 for f in files}
     facts = attribute_facts(parse_fact_lines(text), known)
-    if facts:
-        window.ledger = facts
+    if not facts:
+        logger.warning("summary for %s held no facts; keeping material", window.root)
+        return False
+    window.ledger = facts
     window.summaries_written += 1
     return True
+
+
+async def _fold_history(
+    window: Window, services: Services, report: CompactionReport, marks: Watermarks
+) -> int:
+    """Tier 2: fold the oldest Q/A into the ledger in bounded chunks, oldest first, until the
+    floor is reached; drop exactly the turns of each chunk folded in. A failed or empty
+    summary stops it with the rest of the history kept. Returns the turns dropped."""
+    old, _ = split_history_for_summary(window)
+    dropped = 0
+    for chunk in chunk_turns(old)[: C.SUMMARY_MAX_CHUNKS_PER_COMPACTION]:
+        if window.refrozen_tokens() <= marks.floor_tokens:
+            break
+        if not await _fold(window, services, report, [], chunk):
+            break
+        dropped += window.drop_turns(chunk)
+    return dropped
 
 
 async def compact_window(
@@ -98,22 +118,18 @@ async def compact_window(
     elif not needs_compaction(window, marks):
         return False
     report = report or CompactionReport()
-    chosen = select_lru_content(window, marks)
-    if chosen:
+    plan = plan_eviction(window, marks)
+    if plan.shed:
         # Distil only while the budget allows background spend; otherwise shed raw bytes.
         paused = services.spend.background_paused(window.root)
         if gate is not None and not paused and gate.try_reserve():
             try:
-                await _fold(window, services, report, chosen, [])
+                await _fold(window, services, report, list(plan.shed), [])
             finally:
                 gate.release()
-        drop_content(window, [c.path for c in chosen])
-    if window.estimated_tokens() > marks.floor_tokens:
-        evict_manifest_lru(window, marks)
-    if window.estimated_tokens() > marks.floor_tokens:
-        old, keep = split_history_for_summary(window)
-        if old and await _fold(window, services, report, [], old):
-            window.history = keep
+    apply_eviction(window, plan)
+    if window.refrozen_tokens() > marks.floor_tokens:
+        await _fold_history(window, services, report, marks)
     window.tree = await asyncio.to_thread(
         build_directory_tree, Path(window.root), tree_chars(services)
     )

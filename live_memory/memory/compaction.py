@@ -1,8 +1,11 @@
 """Compaction planning (design §Compaction, Appendix B): pure decisions, no model calls.
 
-Hysteresis: compaction triggers above the threshold and compacts down to the floor.
-Tier 0 distils (or, while cooling down, sheds) least-recently-used held file content;
-tier 1 evicts manifest-only file contexts (LRU); tier 2 summarises the oldest Q/A.
+Hysteresis: compaction triggers when the prompt as it would be sent (observation deltas
+included) passes the threshold, and plans against the prompt right after the re-freeze that
+ends it, down to the floor. Tiers 0 and 1 go in one least-recently-used order: held file content
+is distilled (or, while cooling down, just shed) and bare manifest entries evicted; tier 2
+summarises the oldest Q/A in bounded chunks and drops exactly the turns folded in.
+Planning is one sort (O(n log n)); every step after it is O(1) on the incremental budget.
 """
 
 from __future__ import annotations
@@ -10,18 +13,23 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from live_memory.config import constants as C
+from live_memory.memory.file_table import block_chars, line_chars
 from live_memory.memory.model import QA_KINDS, FileContext, Turn
 from live_memory.memory.window import Window
 
 __all__ = [
     "DistillGate",
+    "EvictionPlan",
     "Watermarks",
+    "apply_eviction",
+    "chunk_turns",
     "drop_content",
     "evict_manifest_lru",
     "needs_compaction",
+    "plan_eviction",
     "select_lru_content",
     "split_history_for_summary",
 ]
@@ -43,41 +51,96 @@ class Watermarks:
 
 
 def needs_compaction(window: Window, marks: Watermarks) -> bool:
+    """The prompt as it would be sent (deltas included) is past the threshold."""
     return window.estimated_tokens() > marks.trigger_tokens
 
 
 def _excess_chars(window: Window, marks: Watermarks) -> int:
-    return int((window.estimated_tokens() - marks.floor_tokens) * window.chars_per_token)
+    """Characters to free so that the prompt right after a freeze is at the floor."""
+    return int(window.refrozen_chars() - marks.floor_tokens * window.chars_per_token)
+
+
+@dataclass(frozen=True, slots=True)
+class EvictionPlan:
+    """What tiers 0 and 1 free to reach the floor, chosen in one pass by least recent use."""
+
+    shed: tuple[FileContext, ...] = ()
+    """Held content to distil (when allowed) and shed; the entries stay in the manifest."""
+    evict: tuple[str, ...] = ()
+    """Manifest entries to forget (bare ones, oldest first; then shed ones if still needed)."""
+    freed_chars: int = 0
+    excess_chars: int = 0
+
+
+def plan_eviction(window: Window, marks: Watermarks) -> EvictionPlan:
+    """Tiers 0 and 1 in one least-recently-used order, O(n log n) in the files.
+
+    Walking the files from the least recently used, held content is shed and bare manifest
+    entries are evicted until the refrozen prompt is at the floor: after a notification flood
+    the thousands of old bare paths go before the content the agent is working on. If shedding
+    every file is not enough, the shed files' manifest entries go too, oldest first.
+    """
+    need = _excess_chars(window, marks)
+    if need <= 0:
+        return EvictionPlan(excess_chars=need)
+    shed: list[FileContext] = []
+    evict: list[str] = []
+    freed = 0
+    for ctx in sorted(window.files.values(), key=_last_used):
+        if freed >= need:
+            break
+        if ctx.content is not None:
+            shed.append(ctx)
+            freed += block_chars(ctx)
+        else:
+            evict.append(ctx.path)
+            freed += line_chars(ctx.path, ctx.state)
+    for ctx in shed:
+        if freed >= need:
+            break
+        evict.append(ctx.path)
+        freed += line_chars(ctx.path, ctx.state)
+    return EvictionPlan(tuple(shed), tuple(evict), freed, need)
+
+
+def apply_eviction(window: Window, plan: EvictionPlan) -> None:
+    """Carry out a plan: shed its content, then forget its entries (O(1) per file)."""
+    for ctx in plan.shed:
+        window.shed_content(ctx.path)
+    for path in plan.evict:
+        window.evict(path)
 
 
 def select_lru_content(window: Window, marks: Watermarks) -> list[FileContext]:
     """Least-recently-used files holding content, enough to reach the floor (or all)."""
-    held = sorted((f for f in window.files.values() if f.content), key=lambda f: f.last_used)
+    held = sorted((f for f in window.files.values() if f.content), key=_last_used)
     chosen, freed, need = [], 0, _excess_chars(window, marks)
     for ctx in held:
         if freed >= need:
             break
         chosen.append(ctx)
-        freed += len(ctx.content or "")
+        freed += block_chars(ctx)
     return chosen
 
 
 def drop_content(window: Window, paths: list[str]) -> None:
     """Shed raw bytes but keep manifest entries (re-readable from disk)."""
     for path in paths:
-        ctx = window.files.get(path)
-        if ctx is not None and ctx.content is not None:
-            window.files[path] = replace(ctx, content=None, source="read")
+        window.shed_content(path)
 
 
 def evict_manifest_lru(window: Window, marks: Watermarks) -> int:
-    """Tier 1: drop manifest-only contexts, least recently used first, down to the floor."""
+    """Tier 1: drop manifest-only contexts, least recently used first, down to the floor.
+
+    One sort, then O(1) per eviction (the budget is incremental): O(n log n)."""
     evicted = 0
-    for ctx in sorted(window.files.values(), key=lambda f: f.last_used):
-        if window.estimated_tokens() <= marks.floor_tokens:
+    need = _excess_chars(window, marks)
+    for ctx in sorted(window.files.values(), key=_last_used):
+        if need <= 0:
             break
         if ctx.content is None:
-            del window.files[ctx.path]
+            need -= line_chars(ctx.path, ctx.state)
+            window.evict(ctx.path)
             evicted += 1
     return evicted
 
@@ -89,6 +152,33 @@ def split_history_for_summary(
     qa = [t for t in window.history if t.kind in QA_KINDS]
     cut = max(len(qa) - 2 * keep_pairs, 0)
     return qa[:cut], qa[cut:]
+
+
+def chunk_turns(turns: list[Turn], max_chars: int = C.SUMMARY_MAX_INPUT_CHARS) -> list[list[Turn]]:
+    """Consecutive chunks of whole Q/A pairs, each at most `max_chars` of turn text, oldest
+    first (a single pair longer than that is a chunk of its own, cut by the summariser's
+    input cap). Each chunk is summarised on its own, so nothing is dropped unread."""
+    chunks: list[list[Turn]] = []
+    current: list[Turn] = []
+    size = 0
+    for i in range(0, len(turns), 2):
+        pair = turns[i : i + 2]
+        pair_chars = sum(len(t.text) + _TURN_LABEL_CHARS for t in pair)
+        if current and size + pair_chars > max_chars:
+            chunks.append(current)
+            current, size = [], 0
+        current.extend(pair)
+        size += pair_chars
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _last_used(ctx: FileContext) -> int:
+    return ctx.last_used
+
+
+_TURN_LABEL_CHARS = len("Question: ") + 2  # render_material's label and separator
 
 
 class DistillGate:
