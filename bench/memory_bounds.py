@@ -1,0 +1,294 @@
+"""Memory bounds of one workspace (issue 12): held bytes, budget accuracy, planning, notify log.
+
+Prints, against a real `live-memory serve` and the scripted fake provider over HTTP:
+
+1. the server's RSS before and after 2,000 teed reads of 96 KB, and after a notify flood of
+   2,000 x 200 KB (target: growth under 30 MB, held bytes at the cap);
+2. the budget estimate (`/stats` used_tokens just before each question) against the prompt
+   tokens the provider counted for that question ("billed"; "sent" is its text / 4), over 20
+   questions with a 180 KB file edited between them (target: within 15 %);
+3. compaction planning time (`evict_manifest_lru`) at 5,000 and 10,000 manifest files, in
+   process (target: under 50 ms at 10,000);
+4. the workspace's `notify_log` length while questions overlap and notifications keep coming,
+   for `--overlap-s` seconds (default 60; target: bounded by the forks in flight). This part
+   runs the service in process, to read the actor's log.
+
+    .venv/bin/python bench/memory_bounds.py [--overlap-s 60] [--skip rss,budget,plan,log]
+
+The machine is shared: run it once or twice and read the figures as indicative.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pykka
+
+from live_memory.config import load_settings
+from live_memory.gateway import LiveMemoryService
+from live_memory.memory.compaction import Watermarks, evict_manifest_lru
+from live_memory.memory.window import Window
+from live_memory.testing import FakeProvider, Text
+from live_memory.testing.server_process import ServerProcess
+
+TEED_READS, TEED_BYTES = 2000, 96 * 1024
+FLOOD_EVENTS, FLOOD_BYTES, FLOOD_BATCH = 2000, 200 * 1024, 10
+QUESTIONS, BIG_FILE_BYTES = 20, 180 * 1024
+CHARS_PER_TOKEN = 4.0
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _body(tag: str, size: int) -> str:
+    """Plain source-like text of about `size` characters, distinct per `tag`."""
+    line = f"def handler_{tag}_{{}}(value):\n    return value + {{}}\n"
+    parts, total, i = [], 0, 0
+    while total < size:
+        text = line.format(i, i)
+        parts.append(text)
+        total += len(text)
+        i += 1
+    return "".join(parts)[:size]
+
+
+def _stats(client: httpx.Client, url: str, cwd: Path) -> dict[str, Any]:
+    reply = client.get(f"{url}/stats", params={"cwd": str(cwd)})
+    reply.raise_for_status()
+    body: dict[str, Any] = reply.json()
+    return body
+
+
+def _held(stats: dict[str, Any]) -> str:
+    files = stats["file_contexts"]
+    held = files.get("held_bytes")
+    shown = f"{held / 1024:,.0f} KB held" if isinstance(held, int) else "held bytes not reported"
+    return (
+        f"{files['loaded']} files known, {files['with_content']} with content, {shown}; "
+        f"fill {stats['context']['fill_pct']} %"
+    )
+
+
+def _post(client: httpx.Client, url: str, cwd: Path, events: list[dict[str, Any]]) -> None:
+    client.post(f"{url}/notify", json={"cwd": str(cwd), "events": events}).raise_for_status()
+
+
+def rss_section(tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
+    reads, flood = tmp / "reads", tmp / "flood"
+    for root in (reads, flood):
+        (root / "src").mkdir(parents=True)
+    with ServerProcess(tmp / "data-rss", env) as server, httpx.Client(timeout=60) as client:
+        assert server.proc is not None
+        pid = server.proc.pid
+        for root in (reads, flood):  # activate both workspaces before the baseline
+            _post(client, server.url, root, [{"path": "src/warm.py", "kind": "change"}])
+        before = _rss_mb(pid)
+        print(f"RSS before: {before:.1f} MB")
+        start = time.perf_counter()
+        for i in range(TEED_READS):
+            content = _body(f"r{i}", TEED_BYTES)
+            _post(
+                client,
+                server.url,
+                reads,
+                [{"path": f"src/r{i}.py", "kind": "read", "content": content}],
+            )
+        after_reads = _rss_mb(pid)
+        print(
+            f"after {TEED_READS} teed reads of {TEED_BYTES // 1024} KB "
+            f"({time.perf_counter() - start:.1f} s): RSS {after_reads:.1f} MB "
+            f"({after_reads - before:+.1f} MB); {_held(_stats(client, server.url, reads))}"
+        )
+        start = time.perf_counter()
+        for i in range(0, FLOOD_EVENTS, FLOOD_BATCH):
+            events = [
+                {"path": f"src/f{j}.py", "kind": "write", "content": _body(f"f{j}", FLOOD_BYTES)}
+                for j in range(i, i + FLOOD_BATCH)
+            ]
+            _post(client, server.url, flood, events)
+        after_flood = _rss_mb(pid)
+        print(
+            f"after a notify flood of {FLOOD_EVENTS} x {FLOOD_BYTES // 1024} KB "
+            f"({time.perf_counter() - start:.1f} s): RSS {after_flood:.1f} MB "
+            f"({after_flood - before:+.1f} MB from the start); "
+            f"{_held(_stats(client, server.url, flood))}"
+        )
+
+
+def budget_section(tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
+    repo = tmp / "budget"
+    (repo / "src").mkdir(parents=True)
+    big = repo / "src" / "big.py"
+    with ServerProcess(tmp / "data-budget", env) as server, httpx.Client(timeout=120) as client:
+        ratios: list[float] = []
+        print("question  estimate(tok)  sent(tok)  billed(tok)  estimate/billed")
+        for i in range(QUESTIONS):
+            content = _body(f"v{i}", BIG_FILE_BYTES)
+            big.write_text(content, encoding="utf-8")
+            kind = "read" if i == 0 else "write"
+            _post(client, server.url, repo, [{"path": str(big), "kind": kind, "content": content}])
+            estimate = int(_stats(client, server.url, repo)["context"]["used_tokens"])
+            seen = len(fake.requests)
+            reply = client.post(
+                f"{server.url}/api/ask",
+                json={"question": f"What does handler_v{i}_3 return?", "cwd": str(repo)},
+            )
+            reply.raise_for_status()
+            answer_calls = [r for r in fake.requests[seen:] if r.body.get("tools")]
+            sent = int(_prompt_chars(answer_calls[0].body) / CHARS_PER_TOKEN)
+            tokens = reply.json()["tokens"]
+            billed = int(tokens["input"])  # normalised: cached and uncached prompt tokens
+            ratios.append(estimate / max(billed, 1))
+            print(f"{i + 1:8d}  {estimate:13,d}  {sent:9,d}  {billed:11,d}  {ratios[-1]:13.2f}")
+        worst = max(ratios, key=lambda r: abs(r - 1.0))
+        print(
+            f"estimate/billed over {QUESTIONS} questions: median {statistics.median(ratios):.2f}, "
+            f"worst {worst:.2f} (target within 0.85-1.15)"
+        )
+
+
+def _prompt_chars(body: dict[str, Any]) -> int:
+    """Characters of the prompt's text: system blocks, messages and tool definitions."""
+    system = body.get("system") or []
+    chars = len(system) if isinstance(system, str) else sum(len(b["text"]) for b in system)
+    for message in body.get("messages", []):
+        chars += sum(len(t) for t in _texts(message.get("content")))
+    return chars + len(str(body.get("tools", "")))
+
+
+def _texts(content: object) -> Iterable[str]:
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict):
+                for key in ("text", "content"):
+                    yield from _texts(block.get(key))
+
+
+def plan_section() -> None:
+    for count in (5000, 10_000):
+        window = Window("/bench")
+        for i in range(count):
+            window.record_read(f"src/pkg{i // 100}/module_{i}.py", f"{i:064x}", 1000)
+        tokens = window.estimated_tokens()
+        marks = Watermarks(max_tokens=tokens, threshold=0.85, floor=0.6)
+        start = time.perf_counter()
+        evicted = evict_manifest_lru(window, marks)
+        took = time.perf_counter() - start
+        print(
+            f"planning at {count:,} manifest files: {1000 * took:,.1f} ms "
+            f"({evicted:,} evicted, {tokens:,} -> {window.estimated_tokens():,} tokens)"
+        )
+
+
+def log_section(tmp: Path, fake: FakeProvider, overlap_s: float) -> None:
+    repo = tmp / "overlap"
+    (repo / "src").mkdir(parents=True)
+    environ = {
+        "LIVE_MEMORY_DATA_DIR": str(tmp / "data-log"),
+        "ANTHROPIC_API_KEY": "dummy",
+        "ANTHROPIC_BASE_URL": fake.anthropic_base_url,
+        "LIVE_MEMORY_MAX_PARALLEL_QUERIES": "4",
+    }
+    settings = load_settings(environ, home=tmp / "home")
+    fake.default_reply = Text("It returns the value.", delay_s=0.4)
+    samples: list[tuple[int, int]] = []
+
+    async def run(service: LiveMemoryService) -> None:
+        stop = time.monotonic() + overlap_s
+
+        async def asker(n: int) -> None:
+            i = 0
+            while time.monotonic() < stop:
+                await service.ask(f"asker {n} question {i}?", str(repo))
+                i += 1
+
+        async def notifier() -> None:
+            i = 0
+            while time.monotonic() < stop:
+                event = {
+                    "path": f"src/n{i % 50}.py",
+                    "kind": "write",
+                    "content": _body(f"n{i}", 8192),
+                }
+                await service.notify({"cwd": str(repo), "events": [event]})
+                i += 1
+                await asyncio.sleep(0.005)
+
+        async def sampler() -> None:
+            while time.monotonic() < stop:
+                samples.append(_notify_log_sample())
+                await asyncio.sleep(0.25)
+
+        await asyncio.gather(*(asker(n) for n in range(6)), notifier(), sampler())
+
+    service = LiveMemoryService(settings)
+    try:
+        asyncio.run(run(service))
+    finally:
+        asyncio.run(service.shutdown(grace_s=10))
+    if not samples:
+        print("notify_log: no samples")
+        return
+    lengths = [n for n, _ in samples]
+    flights = [f for _, f in samples]
+    print(
+        f"notify_log over {overlap_s:.0f} s of overlapping questions: max {max(lengths)} entries, "
+        f"median {statistics.median(lengths):.0f}, last {lengths[-1]} "
+        f"(forks in flight: max {max(flights)}, {len(samples)} samples)"
+    )
+
+
+def _notify_log_sample() -> tuple[int, int]:
+    """(notify_log entries, forks in flight) of the bench's one workspace actor; a read from
+    another thread of two sizes, good enough for a sample."""
+    for ref in pykka.ActorRegistry.get_all():
+        weak = getattr(ref, "_actor_weakref", None)
+        actor = weak() if weak is not None else None
+        if type(actor).__name__ != "WorkspaceActor":
+            continue
+        holder = getattr(actor, "state", actor)
+        log = getattr(holder, "notify_log", None) or getattr(actor, "notify_log", ())
+        flights = getattr(holder, "in_flight", None) or getattr(actor, "in_flight", {})
+        return len(log), len(flights)
+    return 0, 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--overlap-s", type=float, default=60.0)
+    parser.add_argument("--skip", default="", help="comma-separated: rss,budget,plan,log")
+    args = parser.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    tmp = Path(tempfile.mkdtemp(prefix="lm-bounds-"))
+    with FakeProvider(default_reply=Text("handler returns value plus its index.")) as fake:
+        env = {"ANTHROPIC_API_KEY": "dummy", "ANTHROPIC_BASE_URL": fake.anthropic_base_url}
+        if "rss" not in skip:
+            print("== held bytes and RSS")
+            rss_section(tmp, fake, env)
+        if "budget" not in skip:
+            print("== budget estimate vs prompt sent")
+            budget_section(tmp, fake, env)
+        if "plan" not in skip:
+            print("== compaction planning")
+            plan_section()
+        if "log" not in skip:
+            print("== notify_log under overlapping questions")
+            log_section(tmp, fake, args.overlap_s)
+
+
+if __name__ == "__main__":
+    main()
