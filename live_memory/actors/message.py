@@ -56,7 +56,6 @@ class FileEvent:
     """Absolute, or relative to the workspace root."""
     kind: EventKind
     content: str | None = None
-    origin: Literal["hook", "watcher"] = "hook"
 
 
 # --- results ------------------------------------------------------------------------------

@@ -270,9 +270,7 @@ class WatchdogActor(Actor):
         if not changes:
             return
         prefix = state.root.rstrip("/") + "/"
-        events = tuple(
-            FileEvent(prefix + change.path, change.kind, origin="watcher") for change in changes
-        )
+        events = tuple(FileEvent(prefix + change.path, change.kind) for change in changes)
         logger.debug("%s: routing %d watcher events", root, len(events))
         try:
             self.gateway.tell(Route(root, Notify(events), activate_unknown=False))

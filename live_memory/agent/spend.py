@@ -1,4 +1,7 @@
-"""Daily spend guardrails: global and per-workspace budgets in USD (UTC days).
+"""Daily spend guardrails: global and per-workspace budgets in USD.
+
+A day is the usage ledger's day: a UTC calendar day (`knowledge.utc_today`), so budgets reset
+at UTC midnight.
 
 Background work (keep-warm pings, distillation) stops first, once a budget is nearly spent;
 questions are refused with a clear "budget exhausted until …" once it is spent, before any
@@ -8,7 +11,7 @@ model call is made.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from live_memory.config import Settings
 from live_memory.config import constants as C
@@ -16,13 +19,9 @@ from live_memory.errors import BudgetExhausted
 from live_memory.knowledge import UsageLedger
 from live_memory.providers.types import Usage
 
-__all__ = ["SpendGuard", "utc_today"]
+__all__ = ["SpendGuard"]
 
 logger = logging.getLogger(__name__)
-
-
-def utc_today() -> datetime:
-    return datetime.now(UTC)
 
 
 class SpendGuard:
@@ -35,7 +34,7 @@ class SpendGuard:
 
     def record(self, workspace: str, usage: Usage, cost: float | None, *, question: bool) -> None:
         self.ledger.add(
-            utc_today().date(),
+            self.ledger.today(),
             workspace,
             input=usage.input_tokens,
             output=usage.output_tokens,
@@ -58,7 +57,7 @@ class SpendGuard:
         """Raise BudgetExhausted when a daily budget is spent (no model call may be made)."""
         if any(f >= 1.0 for f in self._fractions(workspace)):
             raise BudgetExhausted(
-                f"daily spend budget exhausted until {_next_midnight()} "
+                f"daily spend budget exhausted until {_next_midnight(self.ledger.today())} "
                 "(LIVE_MEMORY_DAILY_BUDGET_USD / LIVE_MEMORY_WORKSPACE_DAILY_BUDGET_USD)"
             )
 
@@ -71,7 +70,7 @@ class SpendGuard:
         body: dict[str, object] = {
             "daily_usd": self.daily,
             "spent_today_usd": round(self.ledger.spent_today(None), 6),
-            "resets_at": _next_midnight(),
+            "resets_at": _next_midnight(self.ledger.today()),
         }
         if workspace is not None:
             body["workspace_daily_usd"] = self.per_workspace
@@ -82,6 +81,7 @@ class SpendGuard:
         return body
 
 
-def _next_midnight() -> str:
-    tomorrow = utc_today().date() + timedelta(days=1)
+def _next_midnight(today: date) -> str:
+    """The UTC midnight that ends the ledger's `today`."""
+    tomorrow = today + timedelta(days=1)
     return datetime.combine(tomorrow, time(0, 0), UTC).isoformat(timespec="minutes")

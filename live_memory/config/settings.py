@@ -37,7 +37,7 @@ class Settings:
     compaction_floor: float = C.DEFAULT_COMPACTION_FLOOR
     default_timeout_s: float = C.DEFAULT_TIMEOUT_S
     max_answer_tokens: int = C.DEFAULT_MAX_ANSWER_TOKENS
-    concurrency: Concurrency = "parallel"
+    concurrency: Concurrency = C.DEFAULT_CONCURRENCY
     max_parallel_queries: int = C.DEFAULT_MAX_PARALLEL_QUERIES
     async_tools: bool = False
     keep_warm: bool = False

@@ -44,7 +44,6 @@ from live_memory.actors.runtime import ActorDeadError, ActorRef
 from live_memory.actors.watchdog import WatchdogActor
 from live_memory.agent import Services, build_services, clamp_answer_tokens
 from live_memory.agent.services import Stores
-from live_memory.agent.spend import utc_today
 from live_memory.config import Settings, canonical_workspace
 from live_memory.config import constants as C
 from live_memory.errors import InputError, LiveMemoryError, PayloadTooLarge, ShuttingDown
@@ -129,7 +128,7 @@ class LiveMemoryService:
         self.settings = settings
         self.started_at = time.time()
         self.stores = Stores(
-            UsageLedger(settings.data_dir / C.USAGE_FILE_NAME, today=lambda: utc_today().date()),
+            UsageLedger(settings.data_dir / C.USAGE_FILE_NAME),
             TranscriptQueue(settings.data_dir / C.TRANSCRIPT_QUEUE_FILE_NAME),
         )
         recovered = self.stores.transcripts.recover()

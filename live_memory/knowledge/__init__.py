@@ -23,7 +23,7 @@ from live_memory.knowledge.queue import (
     content_hash,
 )
 from live_memory.knowledge.transcript import TranscriptDigest, digest_transcript
-from live_memory.knowledge.usage import UsageLedger
+from live_memory.knowledge.usage import UsageLedger, utc_today
 
 __all__ = [
     "BANNER_PREFIX",
@@ -42,4 +42,5 @@ __all__ = [
     "import_ledger",
     "insights_path",
     "render_category",
+    "utc_today",
 ]

@@ -1,15 +1,16 @@
 """Tokens, cost and questions per day and per workspace, kept durably (SQLite in the data dir).
 
 One row per (day, workspace); `add` folds a question's (or a distillation's) usage into it.
-Days are the server's local calendar days (the clock is injectable), which is what "today"
-means to the person reading the banner and setting a daily budget.
+A day is a UTC calendar day (`utc_today`; the clock is injectable): the one definition used by
+the usage report, the banner and the daily budgets (`agent.spend`), so a budget resets at UTC
+midnight whatever the server's time zone, and two servers in different zones agree.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from live_memory.config.constants import USAGE_BY_DAY_DEFAULT_DAYS
@@ -35,6 +36,11 @@ CREATE TABLE IF NOT EXISTS usage (
 _SUMS = "SUM(questions), SUM(input), SUM(output), SUM(cache_read), SUM(cache_write), SUM(cost_usd)"
 
 
+def utc_today() -> date:
+    """Today's UTC calendar day: what "day" means for usage and spend."""
+    return datetime.now(UTC).date()
+
+
 class UsageLedger(SqliteStore):
     """Usage by day stored at `path`; safe to share between threads.
 
@@ -43,8 +49,9 @@ class UsageLedger(SqliteStore):
 
     label = "usage ledger"
 
-    def __init__(self, path: Path, *, today: Callable[[], date] = date.today) -> None:
-        self._today = today
+    def __init__(self, path: Path, *, today: Callable[[], date] | None = None) -> None:
+        self.today: Callable[[], date] = today or utc_today
+        """Today's day, as this ledger counts days (UTC unless a test injects a clock)."""
         super().__init__(path, _SCHEMA)
 
     def add(
@@ -86,7 +93,7 @@ class UsageLedger(SqliteStore):
         """
         if days < 1:
             raise ValueError(f"days must be >= 1, got {days}")
-        first = (self._today() - timedelta(days=days - 1)).isoformat()
+        first = (self.today() - timedelta(days=days - 1)).isoformat()
         where, args = "WHERE day >= ?", [first]
         if workspace is not None:
             where, args = where + " AND workspace = ?", [first, workspace]
@@ -99,7 +106,7 @@ class UsageLedger(SqliteStore):
     def today_totals(self) -> dict[str, object]:
         """Today's totals over all workspaces, zeros when nothing happened yet, plus
         `workspaces` (how many were used today)."""
-        today = self._today().isoformat()
+        today = self.today().isoformat()
         with self._transaction() as db:
             row = db.execute(
                 f"SELECT {_SUMS}, COUNT(*) FROM usage WHERE day = ?", (today,)
@@ -110,7 +117,7 @@ class UsageLedger(SqliteStore):
 
     def spent_today(self, workspace: str | None = None) -> float:
         """Today's cost in USD, of one workspace or of all (for the daily budgets)."""
-        where, args = "WHERE day = ?", [self._today().isoformat()]
+        where, args = "WHERE day = ?", [self.today().isoformat()]
         if workspace is not None:
             where, args = where + " AND workspace = ?", [*args, workspace]
         with self._transaction() as db:

@@ -1,9 +1,8 @@
 """One JSON snapshot file per workspace root, written atomically, quarantined when unreadable.
 
-A snapshot is `{"format_version", "root", "saved_at", "state"}` written with orjson; the keys are
-written in that order so `known_roots` can read a root from the head of a file without parsing
-the whole state. A file that cannot be trusted (corrupt, another root, unknown format) is moved
-aside into `quarantine/` rather than deleted, so nothing a user had is lost silently.
+A snapshot is `{"format_version", "root", "saved_at", "state"}` written with orjson. A file that
+cannot be trusted (corrupt, another root, unknown format) is moved aside into `quarantine/`
+rather than deleted, so nothing a user had is lost silently.
 """
 
 from __future__ import annotations
@@ -31,8 +30,6 @@ logger = logging.getLogger(__name__)
 
 _SLUG_MAX: Final = 40
 _DIGEST_CHARS: Final = 16
-_HEAD_BYTES: Final = 8192
-_HEAD = re.compile(rb'^\{"format_version":(\d+),"root":("(?:[^"\\]|\\.)*")')
 
 
 class SnapshotStore:
@@ -117,19 +114,6 @@ class SnapshotStore:
         """Whether a snapshot file exists for `root` (it may still prove unusable on load)."""
         return self.path_for(root).is_file()
 
-    def known_roots(self) -> list[Path]:
-        """Roots of the readable snapshots in the directory, sorted; bad files are skipped."""
-        try:
-            entries = list(self.directory.glob(f"*{C.SNAPSHOT_SUFFIX}"))
-        except OSError:
-            return []
-        roots: list[Path] = []
-        for path in entries:
-            root = _read_root(path)
-            if root is not None and self.path_for(root) == path:
-                roots.append(root)
-        return sorted(roots)
-
     def _lock(self, path: Path) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(path, threading.Lock())
@@ -167,27 +151,3 @@ def _problem(document: object, root: Path) -> tuple[str, str] | None:
     if not isinstance(document.get("state"), dict):
         return "corrupt", "its state is not a JSON object"
     return None
-
-
-def _read_root(path: Path) -> Path | None:
-    """The root recorded in a snapshot, from the file head when possible; None if unusable."""
-    version: object
-    root: object
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(_HEAD_BYTES)
-            match = _HEAD.match(head)
-            if match is not None:
-                version, root = int(match.group(1)), orjson.loads(match.group(2))
-            else:  # a root longer than the head, or a file someone else wrote
-                document = orjson.loads(head + handle.read())
-                if not isinstance(document, dict):
-                    return None
-                version, root = document.get("format_version"), document.get("root")
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    if type(version) is not int or version != C.SNAPSHOT_FORMAT_VERSION:
-        return None
-    if not isinstance(root, str) or not root:
-        return None
-    return Path(root)

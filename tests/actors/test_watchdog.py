@@ -186,7 +186,6 @@ def test_edits_creations_and_deletions_are_routed_as_watcher_events(
         assert isinstance(route.message, Notify)
         assert route.message.reply is None
         for event in route.message.events:
-            assert event.origin == "watcher"
             assert event.content is None
             assert Path(event.path).is_absolute()
 
