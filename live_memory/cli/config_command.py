@@ -1,9 +1,10 @@
 """`live-memory config get [KEY]` and `config set KEY=VALUE…` (writes config.json, hot reload).
 
-Which config.json? `--config FILE` if given; else the one the running server reports on
-`/health` (`config_file`), so a CLI in a terminal edits the same file as a server started with
-another environment (a plugin-started server keeps its data in `$CLAUDE_PLUGIN_DATA`); else the
-one this shell's settings name (`--data-dir`, LIVE_MEMORY_DATA_DIR, the default).
+`config get` shows the running server's settings (`GET /config`), not this shell's. Which
+config.json does `set` edit? `--config FILE` if given; else the one the running server reports
+(`/config`, or `/health` on older servers), so a terminal edits the file of a server started
+with another environment; else the one this shell's settings name (`--data-dir`,
+LIVE_MEMORY_DATA_DIR, the default).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from live_memory.cli.outcome import CommandFailed, ExitCode
 from live_memory.cli.render import render_config, render_json
 from live_memory.config import Settings, config_items, load_settings, write_config
 from live_memory.config import constants as C
+from live_memory.config.report import RESTART_KEYS
 from live_memory.errors import ConfigError
 
 __all__ = ["config_get", "config_set", "parse_assignments"]
@@ -47,10 +49,26 @@ def config_get(
     as_json: bool,
     out: TextIO,
 ) -> int:
-    """Show the effective settings as seen with the server's config file; secrets masked."""
-    path = _config_path(environ, data_dir, config_file, client)
-    settings = _load(environ, data_dir, path)
-    items = config_items(settings)
+    """Show the running server's effective settings (`GET /config`); secrets masked.
+
+    With `--config`/`--data-dir`, or when no server answers, what this shell would start a
+    server with instead, said so in a comment line.
+    """
+    report = None if data_dir or config_file else _server_report(client)
+    sources: Mapping[str, object] = {}
+    if report is not None:
+        items = dict(_mapping(report.get("settings")))
+        sources = _mapping(report.get("sources"))
+        header = [f"# {report.get('config_file')} (the server at {client.base_url})"]
+    else:
+        path = _config_path(environ, data_dir, config_file, client)
+        items = config_items(_load(environ, data_dir, path))
+        header = [f"# {path}"]
+        if not data_dir and not config_file:
+            header.append(
+                f"# no server answers at {client.base_url}: these are the values this shell "
+                "and the files would start one with"
+            )
     if key is not None:
         name = _normalize(key)
         if name not in items:
@@ -65,7 +83,8 @@ def config_get(
         shown = "" if value is None else value if isinstance(value, str) else json.dumps(value)
         out.write(shown + "\n")
     else:
-        out.write(f"# {path}\n{render_config(list(items.items()))}\n")
+        rows = [(name, _with_source(value, sources.get(name))) for name, value in items.items()]
+        out.write("\n".join(header) + f"\n{render_config(rows)}\n")
     return ExitCode.OK
 
 
@@ -80,17 +99,19 @@ def config_set(
     out: TextIO,
     err: TextIO,
 ) -> int:
-    """Validate and write the updates, then ask the server to reload.
+    """Validate the whole resulting configuration, write it, then ask the server to reload.
 
     The file is the source of truth: when the server is down the change is kept and applies
-    at its next start (exit 0, with a note on stderr).
+    at its next start (exit 0, with a note on stderr). The output names the keys that applied
+    at once, those that need a restart, and those the server's environment overrides.
     """
     updates = parse_assignments(pairs)
-    path = _config_path(environ, data_dir, config_file, client)
+    report = None if data_dir or config_file else _server_report(client)
+    path = _config_path(environ, data_dir, config_file, client, report)
     try:
-        content = write_config(path, updates, environ=environ)
+        content = write_config(path, updates, environ=_validation_env(environ, report))
     except ConfigError as exc:
-        raise CommandFailed(str(exc), ExitCode.USAGE) from exc
+        raise CommandFailed(f"{exc}; {path} is unchanged", ExitCode.USAGE) from exc
     except OSError as exc:
         raise CommandFailed(f"cannot write {path}: {exc}", ExitCode.FAILED) from exc
     reloaded = True
@@ -101,12 +122,39 @@ def config_set(
         err.write(f"note: the server is not running; {path} applies when it starts\n")
     except (ServerRejected, ServerUnreachable) as exc:
         raise CommandFailed(f"wrote {path}, but the reload failed: {exc.message}") from exc
+    changed = [_normalize(key) for key in updates]
+    sources = _mapping(report.get("sources")) if report is not None else {}
+    overridden = {
+        key: str(sources[key])
+        for key in changed
+        if str(sources.get(key, "")).startswith(C.ENV_PREFIX)
+    }
+    restart = [key for key in changed if key in RESTART_KEYS and key not in overridden]
+    applied = [key for key in changed if key not in RESTART_KEYS and key not in overridden]
     if as_json:
-        out.write(render_json({"config_file": str(path), "content": content, "reloaded": reloaded}))
-        out.write("\n")
-    else:
-        changed = ", ".join(_normalize(key) for key in updates)
-        out.write(f"wrote {path} ({changed}){'; server reloaded' if reloaded else ''}\n")
+        body = {
+            "config_file": str(path),
+            "content": content,
+            "reloaded": reloaded,
+            "applied": applied if reloaded else [],
+            "restart_required": restart,
+            "overridden_by_environment": overridden,
+        }
+        out.write(render_json(body) + "\n")
+        return ExitCode.OK
+    line = f"wrote {path} ({', '.join(changed)})"
+    if reloaded:
+        line += "; server reloaded"
+        if applied:
+            line += f"; applied now: {', '.join(applied)}"
+    if restart:
+        line += f"; needs a restart of the server: {', '.join(restart)}"
+    out.write(line + "\n")
+    for key, variable in overridden.items():
+        out.write(
+            f"note: {key} has no effect while the server's environment sets {variable} "
+            "(the environment wins over the config file)\n"
+        )
     return ExitCode.OK
 
 
@@ -114,15 +162,64 @@ def _normalize(key: str) -> str:
     return key.strip().lower().removeprefix(C.ENV_PREFIX.lower())
 
 
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _with_source(value: object, source: object) -> object:
+    if not isinstance(source, str) or source == "default":
+        return value
+    shown = "-" if value is None else value if isinstance(value, str) else json.dumps(value)
+    return f"{shown}   # {source}"
+
+
+def _server_report(client: ServerClient) -> Mapping[str, object] | None:
+    """The server's `GET /config`, or None when no server (or an older one) answers."""
+    try:
+        report = client.get("/config").json()
+    except (ServerDown, ServerUnreachable):
+        return None
+    except ServerRejected as exc:
+        if exc.status == 404:  # a server from before /config
+            return None
+        raise
+    return report if isinstance(report, Mapping) else None
+
+
+def _validation_env(
+    environ: Mapping[str, str], report: Mapping[str, object] | None
+) -> Mapping[str, str]:
+    """This shell's environment, plus the bind settings the server has from its own: the
+    checks that combine settings (a public host needs a token) must see the server's side."""
+    if report is None:
+        return environ
+    env = dict(environ)
+    sources = _mapping(report.get("sources"))
+    values = _mapping(report.get("settings"))
+    for key in ("host", "port", "token"):
+        source = sources.get(key)
+        value = values.get(key)
+        if isinstance(source, str) and source.startswith(C.ENV_PREFIX) and value is not None:
+            env.setdefault(source, str(value))
+    return env
+
+
 def _config_path(
-    environ: Mapping[str, str], data_dir: str | None, config_file: str | None, client: ServerClient
+    environ: Mapping[str, str],
+    data_dir: str | None,
+    config_file: str | None,
+    client: ServerClient,
+    report: Mapping[str, object] | None = None,
 ) -> Path:
     if config_file:
         return Path(config_file).expanduser().absolute()
     if data_dir is None:
-        reported = _server_config_file(client)
-        if reported is not None:
-            return reported
+        reported = report.get("config_file") if report is not None else None
+        if isinstance(reported, str) and reported:
+            return Path(reported)
+        from_health = _server_config_file(client)
+        if from_health is not None:
+            return from_health
     path = _load(environ, data_dir, None).config_file
     if path is None:
         raise CommandFailed("the settings name no config file; pass --config FILE", ExitCode.USAGE)

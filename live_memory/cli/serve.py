@@ -9,7 +9,6 @@ whose lifespan starts the actor system.
 from __future__ import annotations
 
 import faulthandler
-import ipaddress
 import logging
 import os
 import signal
@@ -26,6 +25,7 @@ from live_memory.cli.lock import ServeLock
 from live_memory.cli.outcome import CommandFailed, ExitCode
 from live_memory.config import Settings, configure_logging, load_settings
 from live_memory.config import constants as C
+from live_memory.config.exposure import check_exposure, is_loopback
 from live_memory.errors import ConfigError
 
 __all__ = ["bind_socket", "is_loopback", "require_token_off_loopback", "run_server"]
@@ -33,24 +33,12 @@ __all__ = ["bind_socket", "is_loopback", "require_token_off_loopback", "run_serv
 logger = logging.getLogger(__name__)
 
 
-def is_loopback(host: str) -> bool:
-    """True for the loopback names and any 127.0.0.0/8 or ::1 address."""
-    if host in C.LOOPBACK_HOSTS:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def require_token_off_loopback(settings: Settings) -> None:
     """Raise CommandFailed (usage) when binding beyond loopback without a token."""
-    if not is_loopback(settings.host) and not settings.token:
-        raise CommandFailed(
-            f"refusing to bind {settings.host}: a non-loopback address needs LIVE_MEMORY_TOKEN "
-            "(every route but /health then requires `Authorization: Bearer <token>`)",
-            ExitCode.USAGE,
-        )
+    try:
+        check_exposure(settings)
+    except ConfigError as exc:
+        raise CommandFailed(str(exc), ExitCode.USAGE) from exc
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

@@ -17,12 +17,13 @@ import orjson
 
 from live_memory.atomic_file import write_atomically
 from live_memory.config import constants as C
+from live_memory.config.exposure import check_exposure
 from live_memory.config.provider_detection import detect_provider
 from live_memory.config.settings import Settings
 from live_memory.config.variables import PATH_KEYS, SECRET_KEYS, VARIABLES, env_name, is_unset
 from live_memory.errors import ConfigError
 
-__all__ = ["config_items", "load_settings", "write_config"]
+__all__ = ["config_file_values", "config_items", "load_settings", "write_config"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +81,8 @@ def write_config(
 
     Keys are config.json keys (`port`) or variable names (`LIVE_MEMORY_PORT`); an empty value
     removes the key. The result is validated by loading it (with `environ`, default empty)
-    before the file is replaced atomically. Raises ConfigError; the file is then untouched.
+    before the file is replaced atomically, settings that only work together included (a
+    public `host` needs a `token`). Raises ConfigError; the file is then untouched.
     """
     content: dict[str, object] = dict(_read_config_file(path, must_exist=False))
     for raw_key, value in updates.items():
@@ -101,11 +103,16 @@ def write_config(
     )
     file_layer = _parse_layer(content, lambda key: f"{key} in {path}")
     data_dir = _data_dir(env, {}, env_layer, file_layer, home_dir)
-    _build(env, {**file_layer, **env_layer}, data_dir, home_dir, path)
+    check_exposure(_build(env, {**file_layer, **env_layer}, data_dir, home_dir, path))
     body = orjson.dumps(content, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
     _atomic_write(path, body)
     logger.info("wrote %s (%s)", path, ", ".join(sorted(updates)) or "no changes")
     return content
+
+
+def config_file_values(path: Path) -> Mapping[str, object]:
+    """The content of a config file (empty when it does not exist); raises ConfigError."""
+    return _read_config_file(path, must_exist=False)
 
 
 def config_items(settings: Settings) -> dict[str, object]:

@@ -19,6 +19,7 @@ from starlette.types import Receive, Scope, Send
 from live_memory.agent import build_services
 from live_memory.config import Settings, load_settings
 from live_memory.config import constants as C
+from live_memory.gateway.config_route import build_config_route
 from live_memory.gateway.guard import Guard, allowed_hostnames
 from live_memory.gateway.mcp_tools import build_mcp_server
 from live_memory.gateway.notify_fast_path import NotifyFastPath
@@ -78,7 +79,11 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         finally:
             await live.shutdown()
 
-    routes = [Route("/mcp", endpoint=_McpEndpoint()), *build_routes(reload)]
+    routes = [
+        Route("/mcp", endpoint=_McpEndpoint()),
+        *build_routes(reload),
+        build_config_route(env),
+    ]
     return Starlette(
         routes=routes,
         lifespan=lifespan,

@@ -20,10 +20,13 @@ def test_config_set_writes_config_json_and_reloads_the_server(tmp_path: Path) ->
     with CaptureServer(respond=respond) as server:
         argv = ["config", "set", "model=claude-haiku-4-5", "LIVE_MEMORY_KEEP_WARM=true"]
         result = cli([*argv, "--server", server.url], _env(tmp_path))
-        health, reload = server.wait_for(2)
+        config, health, reload = server.wait_for(3)
     config_file = tmp_path / "data" / "config.json"
     assert result.code == 0, result.err
-    assert result.out == f"wrote {config_file} (model, keep_warm); server reloaded\n"
+    assert result.out == (
+        f"wrote {config_file} (model, keep_warm); server reloaded; applied now: model, keep_warm\n"
+    )
+    assert config.path == "/config"
     assert json.loads(config_file.read_text()) == {"keep_warm": True, "model": "claude-haiku-4-5"}
     assert (health.path, reload.method, reload.path) == ("/health", "POST", "/reload")
 

@@ -1,0 +1,70 @@
+"""What `GET /config` answers: the effective settings, where each came from, what a change
+needs.
+
+`config get` prints this for the running server (not for the shell it is typed in), and
+`config set` uses `RESTART_KEYS` to say which of its keys applied at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from live_memory.config import constants as C
+from live_memory.config.loader import config_items
+from live_memory.config.settings import Settings
+from live_memory.config.variables import VARIABLES, env_name
+
+__all__ = ["RESTART_KEYS", "config_report", "setting_source"]
+
+RESTART_KEYS: Final = frozenset(
+    {
+        "host",
+        "port",
+        "data_dir",
+        "token",  # the guard is built with the app
+        "watcher",  # the watcher actor is started (or not) with the server
+        "async_tools",  # the MCP tool list is built with the app
+        "log_level",
+        "log_file",
+        "passivate_after_s",  # the passivation sweep is scheduled at start
+    }
+)
+"""Settings read once at start: `POST /reload` re-reads them, but they change only with a
+restart. Every other setting applies to the next question (or the next workspace activation)."""
+
+
+def setting_source(key: str, environ: Mapping[str, str], file_values: Mapping[str, object]) -> str:
+    """Where `key`'s value comes from: its variable, the config file, or the default."""
+    name = env_name(key)
+    if environ.get(name, "").strip():
+        return name
+    if key in file_values:
+        return "config file"
+    if key == "data_dir" and environ.get(C.DATA_DIR_ENV_FALLBACK, "").strip():
+        return C.DATA_DIR_ENV_FALLBACK
+    return "default"
+
+
+def config_report(
+    settings: Settings, environ: Mapping[str, str], file_values: Mapping[str, object]
+) -> dict[str, object]:
+    """`{config_file, data_dir, settings, sources, restart_required}`; secrets masked."""
+    items = config_items(settings)
+    defaults = config_items(Settings())
+    sources: dict[str, str] = {}
+    for key in VARIABLES:
+        source = setting_source(key, environ, file_values)
+        if source == "default" and key in _FLAG_KEYS and items.get(key) != defaults.get(key):
+            source = "command line"  # `serve --host/--port/--data-dir`
+        sources[key] = source
+    return {
+        "config_file": str(settings.config_file or settings.data_dir / C.CONFIG_FILE_NAME),
+        "data_dir": str(settings.data_dir),
+        "settings": items,
+        "sources": sources,
+        "restart_required": sorted(RESTART_KEYS),
+    }
+
+
+_FLAG_KEYS: Final = frozenset({"host", "port", "data_dir"})
