@@ -237,4 +237,5 @@ SESSION_SUMMARY_MAX_CHARS: Final = 1500  # the opt-in session-start memory summa
 TRANSCRIPT_MAX_BYTES: Final = 32 * 1024 * 1024  # longer transcripts are read from their tail
 TRANSCRIPT_KEEP_SESSIONS: Final = 30  # start-up gc keeps the rows of this many recent sessions
 SQLITE_BUSY_TIMEOUT_S: Final = 5.0
+BLOCKING_CALL_THREADS: Final = 4  # the edge's pool for SQLite and file-system calls
 USAGE_BY_DAY_DEFAULT_DAYS: Final = 30

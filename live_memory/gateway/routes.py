@@ -13,7 +13,6 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from live_memory.config import constants as C
 from live_memory.errors import ClientGone, InputError, LiveMemoryError
 from live_memory.gateway.body import decode_json, read_body
 from live_memory.gateway.error_map import error_response
@@ -87,15 +86,13 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
         service = _service(request)
         by_day = request.query_params.get("by_day") in ("1", "true")
         if not cwd and by_day:  # usage per day of every workspace
-            rows = await asyncio.to_thread(service.stores.usage.by_day, C.USAGE_BY_DAY_DEFAULT_DAYS)
+            rows = await service.usage_by_day(None)
             return ORJSONResponse({"workspace": None, "by_day": rows})
         if not cwd:
             raise InputError("query parameter cwd (absolute workspace path) is required")
         body = await service.stats(cwd)
         if by_day:
-            body["by_day"] = service.stores.usage.by_day(
-                C.USAGE_BY_DAY_DEFAULT_DAYS, str(body["workspace"])
-            )
+            body["by_day"] = await service.usage_by_day(str(body["workspace"]))
         if request.query_params.get("format") == "text":
             return PlainTextResponse(render_stats_text(body))
         return ORJSONResponse(body)

@@ -47,6 +47,7 @@ from live_memory.agent.services import Stores
 from live_memory.config import Settings, canonical_workspace
 from live_memory.config import constants as C
 from live_memory.errors import InputError, LiveMemoryError, PayloadTooLarge, ShuttingDown
+from live_memory.gateway.blocking import BlockingCalls
 from live_memory.gateway.bridge import wait_reply
 from live_memory.gateway.jobs import JobRunner
 from live_memory.gateway.notify_parse import parse_notify
@@ -153,6 +154,8 @@ class LiveMemoryService:
             self.watcher = self.system.start(WatchdogActor, gateway=self.gateway, settings=settings)
             self.gateway.tell(AttachWatcher(self.watcher))
         self.closing = False
+        self.blocking = BlockingCalls()
+        """SQLite and file-system calls of the edge: never on the event loop."""
         self.jobs = JobRunner()
         self._handles: dict[str, weakref.ref[ActorRef[Any]]] = {}
         """cwd -> weak workspace actor handle (written from actor threads: single dict ops).
@@ -256,22 +259,23 @@ class LiveMemoryService:
         if not isinstance(path, str) or not path.startswith("/"):
             raise InputError("transcript_path must be an absolute path")
         settings = self.settings
-        root = await asyncio.to_thread(
+        root = await self.blocking.run(
             canonical_workspace,
             _cwd(body.get("cwd")),
             canonicalize=settings.canonicalize_workspace,
             mode=settings.repo_root_mode,
         )
-        digest = await asyncio.to_thread(
+        digest = await self.blocking.run(
             digest_transcript, Path(path), max_chars=C.TRANSCRIPT_DIGEST_MAX_CHARS, root=root
         )
         queue = self.stores.transcripts
-        row = await asyncio.to_thread(
+        row = await self.blocking.run(
             queue.enqueue, str(root), session, Path(path), digest=digest.text
         )
         if row is not None:
             self.gateway.tell(Route(str(root), DrainTranscripts()))
-        pending = queue.counts(str(root)).get("pending", 0)
+        counts = await self.blocking.run(queue.counts, str(root))
+        pending = counts.get("pending", 0)
         return {"queued": row is not None, "id": row, "pending": pending}
 
     async def export(self, cwd: object) -> dict[str, object]:
@@ -318,9 +322,7 @@ class LiveMemoryService:
             "config_file": str(
                 self.settings.config_file or self.settings.data_dir / C.CONFIG_FILE_NAME
             ),
-            "budget": self.services.spend.report(),
-            "usage_today": self.stores.usage.today_totals(),
-            "transcripts": self.stores.transcripts.counts(),
+            **await self.blocking.run(self._health_numbers),
         }
         if self.settings.provider is None:
             body["problem"] = self.settings.provider_problem
@@ -330,6 +332,20 @@ class LiveMemoryService:
             if watcher.get("degraded_reason"):
                 body["status"] = "degraded"
         return body
+
+    def _health_numbers(self) -> dict[str, object]:
+        """The parts of /health read from SQLite (run on the blocking pool)."""
+        return {
+            "budget": self.services.spend.report(),
+            "usage_today": self.stores.usage.today_totals(),
+            "transcripts": self.stores.transcripts.counts(),
+        }
+
+    async def usage_by_day(self, workspace: str | None) -> list[dict[str, object]]:
+        """Usage per UTC day (of one workspace, or of all), read off the event loop."""
+        return await self.blocking.run(
+            self.stores.usage.by_day, C.USAGE_BY_DAY_DEFAULT_DAYS, workspace
+        )
 
     def reconfigure(self, settings: Settings, services: Services) -> None:
         """Hot reload: new questions use `services`; in-flight ones finish on the old."""
@@ -363,4 +379,5 @@ class LiveMemoryService:
             except Exception:  # closing a client must never block the shutdown
                 logger.exception("closing the provider client failed")
         await asyncio.to_thread(self.system.shutdown)
+        await asyncio.to_thread(self.blocking.close)
         self.stores.close()
