@@ -37,6 +37,7 @@ __all__ = [
     "RequestPassivation",
     "Reset",
     "RestartWorkspace",
+    "Revalidate",
     "Route",
     "StartFork",
     "TranscriptDistilled",
@@ -237,6 +238,17 @@ class UnwatchRoot:
     """A workspace was passivated: stop watching its root."""
 
     root: str
+
+
+@dataclass(frozen=True, slots=True)
+class Revalidate:
+    """From the watcher to a workspace: `files` - re-check every file the window holds
+    against the disk (a change storm too big to route path by path, or a root polled
+    instead of watched); `tree_stale` - HEAD moved or many files came or went, so the
+    directory tree is rebuilt at the next freeze (never between two)."""
+
+    files: bool = True
+    tree_stale: bool = False
 
 
 @dataclass(frozen=True, slots=True)

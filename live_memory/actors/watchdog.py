@@ -1,9 +1,15 @@
 """WatchdogActor: one OS file watcher for the process, feeding workspace actors.
 
-Watchdog's dispatch thread only turns each event into a private message for this actor;
-debouncing, filtering and HEAD-move detection (`live_memory.watchers`) run here, and the
-settled changes leave as `Route(root, Notify(...))` to the gateway, like a FileChanged hook.
-When inotify runs out of watches or instances, roots are watched by polling instead.
+It keeps one inotify instance (`live_memory.watchers.InotifySource`) and places one watch per
+directory it decides to watch: never inside `.git` or an ignored tree, within a per-root and
+a total budget. Debouncing, ignore rules, storms and HEAD moves (`live_memory.watchers`) run
+here; settled changes leave as `Route(root, Notify(...))` to the gateway, like a FileChanged
+hook, and storms as one `Route(root, Revalidate())`. A root that does not fit its budget
+releases what it placed and is "polled": every WATCH_FALLBACK_POLL_S its workspace re-checks
+the files its window holds, which costs what the window holds, not what the repository does.
+
+The actor publishes its status on a `WatcherBoard` after every change, so `/health` reads it
+without waiting on the actor (which may be walking a large tree or flushing a storm).
 """
 
 from __future__ import annotations
@@ -13,28 +19,14 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal, cast, get_args
-
-from watchdog.events import (
-    DirDeletedEvent,
-    DirMovedEvent,
-    FileCreatedEvent,
-    FileDeletedEvent,
-    FileModifiedEvent,
-    FileMovedEvent,
-    FileSystemEvent,
-    FileSystemEventHandler,
-)
-from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver, ObservedWatch
-from watchdog.observers.polling import PollingObserver
+from dataclasses import dataclass, field
+from typing import Any
 
 from live_memory.actors.message import (
     FileEvent,
     GetWatcherStatus,
     Notify,
+    Revalidate,
     Route,
     UnwatchRoot,
     WatchRoot,
@@ -42,33 +34,39 @@ from live_memory.actors.message import (
 from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem
 from live_memory.config import Settings
 from live_memory.config import constants as C
-from live_memory.watchers import RawKind, WatchedRoot
+from live_memory.watchers import Flushed, WatchedRoot
+from live_memory.watchers.inotify_source import InotifySource, RawEvent, flags
+from live_memory.watchers.watch_table import Owner, WatchTable, effective_total_budget
 
-__all__ = ["WatchdogActor"]
+__all__ = ["WatchdogActor", "WatcherBoard"]
 
 logger = logging.getLogger(__name__)
 
-_EVENT_TYPES: list[type[FileSystemEvent]] = [
-    FileCreatedEvent,
-    FileModifiedEvent,
-    FileDeletedEvent,
-    FileMovedEvent,
-    DirDeletedEvent,
-    DirMovedEvent,
-]
-_RAW_KINDS = frozenset(get_args(RawKind))
 _LIMIT_ERRNOS = frozenset({errno.ENOSPC, errno.EMFILE, errno.ENFILE})
+_HEAD_NAMES = frozenset({"HEAD", "HEAD.lock", "packed-refs", "packed-refs.lock", "ORIG_HEAD"})
+
+
+class WatcherBoard:
+    """The watcher's latest status, readable from any thread without a message."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._status: dict[str, object] = {"mode": "off", "roots": 0, "degraded_reason": None}
+
+    def publish(self, status: dict[str, object]) -> None:
+        with self._lock:
+            self._status = dict(status)
+
+    def read(self) -> dict[str, object]:
+        with self._lock:
+            return dict(self._status)
 
 
 @dataclass(frozen=True, slots=True)
-class _FsEvent:
-    """One raw watchdog event, as the dispatch thread hands it over."""
+class _Batch:
+    """What one inotify read returned (sent by the reader thread)."""
 
-    root: str
-    kind: RawKind
-    path: str
-    dest: str | None
-    directory: bool
+    events: tuple[RawEvent, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,41 +74,26 @@ class _Flush:
     """Timer: release the bursts that are over."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Poll:
+    """Ticker: polled roots re-check their window's files."""
+
+
 @dataclass(slots=True)
 class _Root:
     state: WatchedRoot
-    observer: BaseObserver
-    watch: ObservedWatch
-
-
-class _Forwarder(FileSystemEventHandler):
-    """Runs in watchdog's dispatch thread: tell the actor, nothing else."""
-
-    def __init__(self, root: str, tell: Callable[[Any], None]) -> None:
-        super().__init__()
-        self._root = root
-        self._tell = tell
-
-    def dispatch(self, event: FileSystemEvent) -> None:
-        if event.event_type not in _RAW_KINDS:
-            return  # opened / closed: no change of content or existence
-        kind = cast("RawKind", event.event_type)
-        dest = os.fsdecode(event.dest_path) if kind == "moved" else None
-        message = _FsEvent(self._root, kind, os.fsdecode(event.src_path), dest, event.is_directory)
-        try:
-            self._tell(message)
-        except ActorDeadError:
-            logger.debug("watchdog actor gone; dropping %s", event.event_type)
+    polled_because: str | None = None
+    meta: dict[str, str] = field(default_factory=dict)
+    """Watched git metadata directory (absolute) -> the repository prefix it belongs to."""
 
 
 class WatchdogActor(Actor):
     """Watches the roots of active workspaces and routes their debounced changes.
 
-    Started as `system.start(WatchdogActor, gateway=ref, settings=settings)`. Handles
-    `WatchRoot` (idempotent), `UnwatchRoot` and `GetWatcherStatus`; sends the gateway
-    `Route(root, Notify(events), activate_unknown=False)` with `FileEvent(abs_path,
-    "add"|"change"|"unlink", origin="watcher")`. `force_polling` skips inotify;
-    `observer_factory` supplies the native observer (tests use it to exhaust inotify).
+    Started as `system.start(WatchdogActor, gateway=ref, settings=settings, board=board)`.
+    Handles `WatchRoot` (idempotent), `UnwatchRoot` and `GetWatcherStatus`. `force_polling`
+    skips inotify; `max_per_root` / `max_total` override the settings' budgets (tests use
+    them to exhaust a small limit).
     """
 
     kind = "watchdog"
@@ -122,33 +105,58 @@ class WatchdogActor(Actor):
         *,
         gateway: ActorRef[Any],
         settings: Settings,
+        board: WatcherBoard | None = None,
         force_polling: bool = False,
-        observer_factory: Callable[[], BaseObserver] = Observer,
-        poll_interval_s: float = C.WATCH_POLL_INTERVAL_S,
+        max_per_root: int | None = None,
+        max_total: int | None = None,
         debounce_s: float = C.WATCH_DEBOUNCE_S,
         max_delay_s: float = C.WATCH_MAX_DELAY_S,
+        poll_interval_s: float = C.WATCH_FALLBACK_POLL_S,
+        storm_paths: int = C.WATCH_STORM_PATHS,
     ) -> None:
         super().__init__(system, "watchdog")
         self.gateway = gateway
         self.settings = settings
+        self.board = board or WatcherBoard()
         self.force_polling = force_polling
-        self._observer_factory = observer_factory
-        self._poll_interval_s = poll_interval_s
+        total = max_total or effective_total_budget(settings.watch_max_total)
+        self.table = WatchTable(min(max_per_root or settings.watch_max_per_root, total), total)
         self._debounce_s = debounce_s
         self._max_delay_s = max_delay_s
+        self._poll_interval_s = poll_interval_s
+        self._storm_paths = storm_paths
         self._roots: dict[str, _Root] = {}
-        self._native: BaseObserver | None = None
-        self._polling: BaseObserver | None = None
+        self._source: InotifySource | None = None
+        self._polling_armed = False
         self.degraded_reason: str | None = None
         self._timer: threading.Timer | None = None
 
+    def started(self) -> None:
+        if self.settings.watcher != "off" and not self.force_polling:
+            ref = self.actor_ref
+
+            def deliver(events: list[RawEvent]) -> None:
+                try:
+                    ref.tell(_Batch(tuple(events)))
+                except ActorDeadError:
+                    logger.debug("watchdog actor gone; %d inotify events dropped", len(events))
+
+            try:
+                self._source = InotifySource(deliver)
+            except OSError as exc:  # EMFILE: no inotify instance left for this user
+                self.degraded_reason = f"inotify unavailable ({exc}); roots are polled"
+                logger.warning("%s", self.degraded_reason)
+        self._publish()
+
     def handle(self, message: Any) -> None:
         match message:
-            case _FsEvent():
-                self._record(message)
+            case _Batch():
+                self._events(message.events)
             case _Flush():
                 self._timer = None
                 self._flush()
+            case _Poll():
+                self._poll()
             case WatchRoot():
                 self._watch(message.root)
             case UnwatchRoot():
@@ -159,14 +167,33 @@ class WatchdogActor(Actor):
                 super().handle(message)
 
     def status(self) -> dict[str, object]:
-        mode: Literal["inotify", "polling", "off"]
+        polled = [r for r, e in self._roots.items() if e.polled_because is not None]
+        skipped = sum(e.state.skipped_dirs for e in self._roots.values())
         if self.settings.watcher == "off":
             mode = "off"
-        elif self.force_polling or self.degraded_reason is not None:
+        elif self._source is None:
             mode = "polling"
         else:
             mode = "inotify"
-        return {"mode": mode, "roots": len(self._roots), "degraded_reason": self.degraded_reason}
+        reason = self.degraded_reason
+        if reason is None and polled:
+            first = self._roots[polled[0]].polled_because
+            reason = f"{len(polled)} root(s) polled instead of watched: {polled[0]} {first}"
+        if reason is None and skipped:
+            reason = f"{skipped} director(y/ies) could not be watched (path too long or unreadable)"
+        return {
+            "mode": mode,
+            "roots": len(self._roots),
+            "degraded_reason": reason,
+            "roots_polled": len(polled),
+            "watches": len(self.table),
+            "watch_budget": {"per_root": self.table.per_root, "total": self.table.total},
+            "storms": sum(1 for e in self._roots.values() if e.state.in_storm),
+            "pending_paths": sum(e.state.pending for e in self._roots.values()),
+        }
+
+    def _publish(self) -> None:
+        self.board.publish(self.status())
 
     # --- watches ------------------------------------------------------------------------
     def _watch(self, root: str) -> None:
@@ -180,102 +207,202 @@ class WatchdogActor(Actor):
             file_globs=self.settings.file_globs,
             quiet_s=self._debounce_s,
             max_delay_s=self._max_delay_s,
+            storm_paths=self._storm_paths,
         )
-        placed = self._place(_Forwarder(root, self.actor_ref.tell), root, state.root)
-        if placed is not None:
-            observer, watch = placed
-            self._roots[root] = _Root(state, observer, watch)
-            kind = "polling" if observer is self._polling else "native"
-            logger.info("watching %s (%s)", root, kind)
+        entry = self._roots[root] = _Root(state)
+        if self._source is None:
+            self._poll_root(root, entry, "has no inotify (polling its window's files)")
+        else:
+            failure = self._place(root, entry, "", report=False)
+            if failure is not None:
+                for wd in self.table.release_root(root):
+                    self._source.remove(wd)  # a root that does not fit keeps nothing
+                self._poll_root(root, entry, failure)
+        self._watch_meta(root, entry)
+        logger.info(
+            "watching %s (%s, %d watches)",
+            root,
+            "polled" if entry.polled_because else "inotify",
+            self.table.used_by(root),
+        )
+        self._publish()
 
-    def _place(
-        self, handler: _Forwarder, root: str, path: str
-    ) -> tuple[BaseObserver, ObservedWatch] | None:
-        """Schedule on the native observer, or by polling once inotify has run out."""
-        native = None if self.force_polling or self.degraded_reason else self._native_observer()
-        if native is not None:
+    def _place(self, root: str, entry: _Root, start: str, *, report: bool) -> str | None:
+        """Watch every directory the walk yields below `start` that is not watched yet;
+        why it failed, or None. With `report`, the files found in newly watched directories
+        are recorded as created (they appeared before their directory had a watch)."""
+        assert self._source is not None
+        watched = self.table.dirs_of(root)
+        now = time.monotonic()
+        for rel in entry.state.directories(start):
+            if rel in watched:
+                continue
+            why = self.table.room_for(root)
+            if why is not None:
+                return why
+            path = os.path.join(root, rel) if rel else root
             try:
-                return native, native.schedule(
-                    handler, path, recursive=True, event_filter=_EVENT_TYPES
-                )
+                wd = self._source.add(path)
             except OSError as exc:
-                if exc.errno not in _LIMIT_ERRNOS:
-                    logger.warning("cannot watch %s: %s", root, exc)
-                    return None
-                self._degrade(f"inotify limit reached while watching {root}: {exc}")
-        polling = self._polling_observer()
-        try:
-            return polling, polling.schedule(
-                handler, path, recursive=True, event_filter=_EVENT_TYPES
-            )
-        except OSError as exc:
-            logger.warning("cannot watch %s, not even by polling: %s", root, exc)
-            return None
+                if exc.errno in _LIMIT_ERRNOS:
+                    # Someone else holds the rest of the kernel's budget: stay below it.
+                    self.table.total = max(1, len(self.table))
+                    return f"hit the kernel's inotify limit ({exc})"
+                entry.state.skipped_dirs += 1  # too deep for a path, gone, unreadable
+                continue
+            self.table.claim(wd, Owner(root, rel))
+            if report:
+                entry.state.found_directory(path, now)
+        return None
+
+    def _watch_meta(self, root: str, entry: _Root) -> None:
+        """Watch where each repository's HEAD and refs live (outside the work tree for a
+        worktree or submodule, whose `.git` is a file)."""
+        if self._source is None:
+            return
+        for prefix, repo in entry.state.repos.repos.items():
+            if repo.dirs is None:
+                continue
+            dirs = [*repo.dirs.head_dirs, os.path.join(repo.dirs.gitdir, "logs")]
+            for path in dict.fromkeys(dirs):
+                if path in entry.meta or not os.path.isdir(path):
+                    continue
+                try:
+                    wd = self._source.add(path)
+                except OSError as exc:
+                    logger.warning("%s: cannot watch %s for HEAD moves: %s", root, path, exc)
+                    continue
+                self.table.claim(wd, Owner(root, path, prefix))
+                entry.meta[path] = prefix
+
+    def _poll_root(self, root: str, entry: _Root, why: str) -> None:
+        entry.polled_because = why
+        logger.warning(
+            "%s %s; re-checking its window's files every %.0f s", root, why, self._poll_interval_s
+        )
+        if not self._polling_armed:
+            self._polling_armed = True
+            self.system.every(self._poll_interval_s, self.actor_ref, _Poll)
 
     def _unwatch(self, root: str) -> None:
-        entry = self._roots.pop(root, None)
-        if entry is None:
+        if self._roots.pop(root, None) is None:
             return
-        try:
-            entry.observer.unschedule(entry.watch)
-        except KeyError:
-            logger.debug("watch on %s was already gone", root)
+        for wd in self.table.release_root(root):
+            if self._source is not None:
+                self._source.remove(wd)
         logger.info("stopped watching %s", root)
-
-    def _native_observer(self) -> BaseObserver | None:
-        if self._native is None:
-            try:
-                observer = self._observer_factory()
-                observer.start()
-            except OSError as exc:  # EMFILE: no inotify instance left for this user
-                self._degrade(f"inotify unavailable: {exc}")
-                return None
-            self._native = observer
-        return self._native
-
-    def _polling_observer(self) -> BaseObserver:
-        if self._polling is None:
-            self._polling = PollingObserver(timeout=self._poll_interval_s)
-            self._polling.start()
-        return self._polling
-
-    def _degrade(self, reason: str) -> None:
-        logger.warning("%s; this and later roots are watched by polling", reason)
-        self.degraded_reason = reason
+        self._publish()
 
     # --- events -------------------------------------------------------------------------
-    def _record(self, event: _FsEvent) -> None:
-        entry = self._roots.get(event.root)
-        if entry is None:
-            return  # unwatched while the event was queued
-        entry.state.record(
-            event.kind, event.path, time.monotonic(), dest=event.dest, directory=event.directory
-        )
-        if self._timer is None and entry.state.pending:
-            self._arm(self._debounce_s)
+    def _events(self, events: tuple[RawEvent, ...]) -> None:
+        now = time.monotonic()
+        rescan: dict[str, set[str]] = {}
+        for wd, mask, name in events:
+            if wd == -1 and mask & flags.Q_OVERFLOW:
+                logger.warning("inotify queue overflowed: re-validating every root")
+                for root, overflowed in self._roots.items():
+                    overflowed.state.overflowed(now)
+                    rescan.setdefault(root, set()).add("")
+                continue
+            if mask & flags.IGNORED:
+                self.table.forget(wd)
+                continue
+            for owner in list(self.table.owners(wd)):
+                entry = self._roots.get(owner.root)
+                if entry is None:
+                    continue
+                if owner.repo is not None:
+                    in_heads = owner.rel.endswith(os.sep + os.path.join("refs", "heads"))
+                    if name in _HEAD_NAMES or in_heads:
+                        entry.state.record_head(owner.repo, now)
+                    continue
+                start = self._record(entry, owner, mask, name, now)
+                if start is not None:
+                    rescan.setdefault(owner.root, set()).add(start)
+        for root, starts in rescan.items():
+            self._rescan(root, starts)
+        self._arm_if_pending()
 
+    def _record(self, entry: _Root, owner: Owner, mask: int, name: str, now: float) -> str | None:
+        """Record one event in a watched directory; a directory to walk for new watches
+        ('' = the whole root), or None."""
+        rel = f"{owner.rel}/{name}" if owner.rel else name
+        path = os.path.join(owner.root, rel)
+        state = entry.state
+        if mask & flags.ISDIR:
+            if mask & (flags.CREATE | flags.MOVED_TO):
+                return rel  # watch the new directory and report what it holds
+            if mask & (flags.DELETE | flags.MOVED_FROM):
+                state.record("deleted", path, now, directory=True)
+            return None
+        if mask & (flags.DELETE | flags.MOVED_FROM):
+            state.record("deleted", path, now)
+        elif mask & (flags.CREATE | flags.MOVED_TO):
+            state.record("created", path, now)
+        elif mask & flags.MODIFY:
+            state.record("modified", path, now)
+        return "" if state.rescan_due else None
+
+    def _rescan(self, root: str, starts: set[str]) -> None:
+        """Place watches on directories that are new (or newly not ignored) and report the
+        files they hold; "" in `starts` walks the whole root (after an overflow or an edit of
+        the ignore rules)."""
+        entry = self._roots.get(root)
+        if entry is None or entry.polled_because is not None or self._source is None:
+            return
+        entry.state.rescan_due = False
+        before = self.table.used_by(root)
+        failure = None
+        for start in sorted({""} if "" in starts else starts):
+            if start and entry.state.repos.ignored(start, is_dir=True):
+                continue
+            failure = self._place(root, entry, start, report=True)
+            if failure is not None:
+                break
+        if failure is not None:
+            for wd in self.table.release_root(root, meta_too=False):
+                self._source.remove(wd)
+            self._poll_root(root, entry, failure)
+        if self.table.used_by(root) != before:
+            self._watch_meta(root, entry)  # a nested repository may have appeared
+            self._publish()
+
+    # --- flushing -----------------------------------------------------------------------
     def _flush(self) -> None:
         now = time.monotonic()
         try:
-            for root, entry in self._roots.items():
-                self._route(root, entry.state, now)
+            for root, entry in list(self._roots.items()):
+                self._route(root, entry.state.flush(now))
         finally:
-            # Re-arm even after a failure, or the remaining bursts would wait for a new event.
-            due = [d for d in (e.state.next_due() for e in self._roots.values()) if d is not None]
-            if due:
-                self._arm(max(min(due) - now, 0.0))
+            self._arm_if_pending()
+            self._publish()
 
-    def _route(self, root: str, state: WatchedRoot, now: float) -> None:
-        changes = state.flush(now)
-        if not changes:
+    def _route(self, root: str, flushed: Flushed) -> None:
+        if not flushed:
             return
-        prefix = state.root.rstrip("/") + "/"
-        events = tuple(FileEvent(prefix + change.path, change.kind) for change in changes)
-        logger.debug("%s: routing %d watcher events", root, len(events))
+        prefix = root.rstrip("/") + "/"
         try:
-            self.gateway.tell(Route(root, Notify(events), activate_unknown=False))
+            if flushed.changes:
+                events = tuple(FileEvent(prefix + c.path, c.kind) for c in flushed.changes)
+                self.gateway.tell(Route(root, Notify(events), activate_unknown=False))
+            if flushed.revalidate or flushed.tree_stale:
+                message = Revalidate(files=flushed.revalidate, tree_stale=flushed.tree_stale)
+                self.gateway.tell(Route(root, message, activate_unknown=False))
         except ActorDeadError:
-            logger.warning("gateway gone; %d watcher events for %s dropped", len(events), root)
+            logger.warning("gateway gone; watcher changes for %s dropped", root)
+
+    def _poll(self) -> None:
+        for root, entry in self._roots.items():
+            if entry.polled_because is not None:
+                self._route(root, Flushed([], revalidate=True))
+
+    def _arm_if_pending(self) -> None:
+        if self._timer is not None:
+            return
+        now = time.monotonic()
+        due = [d for d in (e.state.next_due() for e in self._roots.values()) if d is not None]
+        if due:
+            self._arm(max(min(due) - now, 0.0))
 
     def _arm(self, delay_s: float) -> None:
         ref = self.actor_ref
@@ -293,10 +420,6 @@ class WatchdogActor(Actor):
     def stopped(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        for observer in (self._native, self._polling):
-            if observer is not None:
-                observer.stop()
-        for observer in (self._native, self._polling):
-            if observer is not None:
-                observer.join(C.WATCH_STOP_TIMEOUT_S)
+        if self._source is not None:
+            self._source.close()
         self._roots.clear()

@@ -38,6 +38,7 @@ from live_memory.actors.message import (
     RequestPassivation,
     Reset,
     RestartWorkspace,
+    Revalidate,
     Route,
     UpdateServices,
 )
@@ -60,6 +61,7 @@ from live_memory.memory.window import Window
 from live_memory.prompt_cache import CacheDecision
 from live_memory.providers.types import CacheTtl
 from live_memory.tools import Toolbox, build_directory_tree, current_sha256
+from live_memory.watchers.revalidate import revalidation_events
 
 __all__ = ["WorkspaceActor"]
 
@@ -126,6 +128,8 @@ class WorkspaceActor(Actor):
         """The last prompt-cache decision (reported by /stats)."""
         self.distilling: int | None = None
         self.tree_built = False
+        self.tree_stale = False
+        """The watcher saw HEAD move or many files come and go: rebuild at the next freeze."""
 
     def _configure(self, services: Services) -> None:
         self.services = services
@@ -189,8 +193,13 @@ class WorkspaceActor(Actor):
     def _ensure_tree(self) -> None:
         """The directory tree is built when the first question needs it, not at activation:
         walking a huge root must not hold up notifications, stats or wipes."""
-        if not self.tree_built:
+        rebuild = self.tree_stale and not self.in_flight  # a fork carries the old tree
+        if not self.tree_built or rebuild:
             self.window.tree = build_directory_tree(self.path, tree_chars(self.services))
+            self.tree_stale = False
+            if self.tree_built:
+                # A new tree changes the stable prefix: only together with a new freeze.
+                self.window.freeze()
             self.tree_built = True
 
     def stopped(self) -> None:
@@ -234,6 +243,8 @@ class WorkspaceActor(Actor):
                 outcome = self._notify(message.events)
                 if message.reply is not None:
                     message.reply.set_result(outcome)
+            case Revalidate():
+                self._revalidate(message)
             case GetStats():
                 message.reply.set_result(self.stats())
             case Reset() | Clear():
@@ -267,6 +278,15 @@ class WorkspaceActor(Actor):
                 self.seq += 1
                 self.notify_log.append((self.seq, event))
         return NotifyOutcome(accepted, len(events) - accepted)
+
+    def _revalidate(self, message: Revalidate) -> None:
+        """The watcher could not route a storm path by path (or polls this root): re-check
+        only the files the window holds."""
+        if message.files:
+            checks = revalidation_events(self.path, self.window.files)
+            self._notify(tuple(FileEvent(p, kind) for p, kind in checks))
+        if message.tree_stale and self.tree_built:
+            self.tree_stale = True
 
     def _trim_notify_log(self) -> None:
         if not self.in_flight:

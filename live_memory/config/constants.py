@@ -110,7 +110,25 @@ WATCH_DEBOUNCE_S: Final = 0.2
 WATCH_MAX_DELAY_S: Final = 1.0  # a path written non-stop is still flushed this often
 WATCH_POLL_INTERVAL_S: Final = 1.0  # the polling fallback's scan interval
 WATCH_GIT_TIMEOUT_S: Final = 10.0  # check-ignore, rev-parse, diff run by the watcher
-WATCH_STOP_TIMEOUT_S: Final = 2.0  # joining an observer thread on shutdown
+WATCH_STOP_TIMEOUT_S: Final = 2.0  # joining the inotify reader thread on shutdown
+# Watches are budgeted (one per watched directory): the kernel's per-user limit
+# (/proc/sys/fs/inotify/max_user_watches) is shared with the user's IDEs and tools.
+WATCH_MAX_PER_ROOT: Final = 16_384
+WATCH_MAX_TOTAL: Final = 65_536
+WATCH_MAX_SHARE_OF_USER_LIMIT: Final = 0.25  # never more than this share of the user's limit
+WATCH_USER_LIMIT_FILE: Final = "/proc/sys/fs/inotify/max_user_watches"
+WATCH_READ_DELAY_S: Final = 0.02  # the inotify reader waits this long to batch a burst
+WATCH_FALLBACK_POLL_S: Final = 5.0  # a root without watches re-checks its window's files
+# A flush with more paths than this is a storm (checkout, npm ci): one re-validation of the
+# window's own files replaces routing every path, repeated while it lasts.
+WATCH_STORM_PATHS: Final = 1_000
+WATCH_STORM_WINDOW_S: Final = 1.0  # ... settling within this long
+WATCH_STORM_RATE_SLOTS: Final = 256  # flushes remembered for that rate (bounded)
+WATCH_STORM_REVALIDATE_S: Final = 1.0
+WATCH_STORM_QUIET_S: Final = 1.0
+WATCH_TREE_STALE_PATHS: Final = 500  # files added or removed before the tree is rebuilt
+WATCH_IGNORE_FILE_MAX_BYTES: Final = 1024 * 1024  # a .gitignore / exclude file read at most
+WATCH_IGNORE_CACHE_MAX: Final = 200_000  # directory ignore verdicts kept per repository
 RECENTLY_MODIFIED_HINT_MAX: Final = 50
 DEFAULT_SECRET_PATH_PATTERNS: Final = (
     ".env",

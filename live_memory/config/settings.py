@@ -50,6 +50,10 @@ class Settings:
     max_held_bytes: int = C.MAX_HELD_BYTES
     """Observed file content one workspace holds (also capped at a share of the floor)."""
     watcher: WatcherMode = "off"
+    watch_max_per_root: int = C.WATCH_MAX_PER_ROOT
+    """inotify watches one root may use; a root needing more is polled (its window's files)."""
+    watch_max_total: int = C.WATCH_MAX_TOTAL
+    """inotify watches all roots together may use (also capped at a share of the user's limit)."""
     canonicalize_workspace: bool = True
     repo_root_mode: RepoRootMode = "nearest"
     log_level: str = C.DEFAULT_LOG_LEVEL

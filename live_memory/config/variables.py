@@ -220,6 +220,8 @@ VARIABLES: Final[dict[str, Parser]] = {
     "passive_ingestion": _boolean,
     "max_held_bytes": _integer(0, None),
     "watcher": _choice("off", "os"),
+    "watch_max_per_root": _integer(1, None),
+    "watch_max_total": _integer(1, None),
     "canonicalize_workspace": _boolean,
     "repo_root_mode": _choice("nearest", "outermost"),
     "log_level": _choice("debug", "info", "warning", "error", "critical"),

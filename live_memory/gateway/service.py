@@ -36,12 +36,11 @@ from live_memory.actors.message import (
     DescribeMemory,
     DrainTranscripts,
     ExportLedger,
-    GetWatcherStatus,
     ImportFacts,
     UpdateServices,
 )
 from live_memory.actors.runtime import ActorDeadError, ActorRef
-from live_memory.actors.watchdog import WatchdogActor
+from live_memory.actors.watchdog import WatchdogActor, WatcherBoard
 from live_memory.agent import Services, build_services, clamp_answer_tokens
 from live_memory.agent.services import Stores
 from live_memory.config import Settings, canonical_workspace
@@ -150,8 +149,11 @@ class LiveMemoryService:
             KeepWarmActor, gateway=self.gateway, config=keep_warm_config(self.services)
         )
         self.watcher: ActorRef[Any] | None = None
+        self.watcher_board = WatcherBoard()
         if settings.watcher == "os":
-            self.watcher = self.system.start(WatchdogActor, gateway=self.gateway, settings=settings)
+            self.watcher = self.system.start(
+                WatchdogActor, gateway=self.gateway, settings=settings, board=self.watcher_board
+            )
             self.gateway.tell(AttachWatcher(self.watcher))
         self.closing = False
         self.blocking = BlockingCalls()
@@ -354,11 +356,11 @@ class LiveMemoryService:
         self.keep_warm.tell(keep_warm_config(services))
 
     async def watcher_status(self) -> dict[str, object] | None:
+        """What the watcher last published: never waits on the watcher (it may be walking
+        a large tree or flushing a storm)."""
         if self.watcher is None:
             return None
-        reply: Future[dict[str, object]] = Future()
-        self.watcher.tell(GetWatcherStatus(reply))
-        return await wait_reply(reply, C.EDGE_REPLY_TIMEOUT_S)
+        return self.watcher_board.read()
 
     def actors(self) -> list[dict[str, object]]:
         return self.system.inventory()

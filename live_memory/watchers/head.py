@@ -39,20 +39,24 @@ class HeadTracker:
         reported when HEAD did not move, or when there was no earlier commit to compare with
         (the watcher already saw those files being written).
         """
+        return self.check()[1]
+
+    def check(self) -> tuple[bool, list[Change]]:
+        """(did HEAD move, the changes `moved` describes)."""
         old, new = self.commit, self._resolve()
         if new is None or new == old:
-            return []
+            return False, []
         self.commit = new
         if old is None:
-            return []
+            return True, []
         out = run_git(self.root, ["diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new])
         if out is None or out.returncode != 0:
             logger.warning(
                 "%s: cannot diff %s..%s; changed files not invalidated", self.root, old, new
             )
-            return []
+            return True, []
         logger.info("%s: HEAD moved %s → %s", self.root, old[:12], new[:12])
-        return [
+        return True, [
             Change(rel, "change" if os.path.lexists(self.root / rel) else "unlink")
             for rel in out.paths()
         ]

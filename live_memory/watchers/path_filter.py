@@ -1,4 +1,4 @@
-"""Which watched paths matter: workspace files in scope, not git-ignored, not `.git` internals.
+"""Which watched paths matter: workspace files in scope, not `.git` internals.
 
 Inside `.git` only the files whose change can mean "HEAD moved" (HEAD itself, refs, packed
 refs) are kept, and all of them collapse onto one key, `HEAD_MARKER`, so a burst of ref
@@ -10,10 +10,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 from live_memory.path_glob import glob_set
-from live_memory.watchers.git_process import run_git
 
 __all__ = ["HEAD_MARKER", "PathFilter"]
 
@@ -27,7 +25,9 @@ _REF_FILES = frozenset({"HEAD", "HEAD.lock", "packed-refs", "packed-refs.lock"})
 
 def _is_ref_movement(inside_git: list[str]) -> bool:
     return bool(inside_git) and (
-        (len(inside_git) == 1 and inside_git[0] in _REF_FILES) or inside_git[0] == "refs"
+        (len(inside_git) == 1 and inside_git[0] in _REF_FILES)
+        or inside_git[0] == "refs"
+        or inside_git == ["logs", "HEAD"]  # the reflog: every commit, reset and checkout
     )
 
 
@@ -38,7 +38,6 @@ class PathFilter:
         self.root = os.path.normpath(root)
         self._prefix = self.root.rstrip("/") + "/"
         self.file_globs = tuple(file_globs)
-        self._git = True
 
     def relative(self, path: str) -> str | None:
         """The workspace-relative POSIX path, or None outside the root (or the root itself)."""
@@ -70,26 +69,3 @@ class PathFilter:
         if not directory and not self.in_scope(rel):
             return None
         return rel
-
-    def unignored(self, rels: Sequence[str]) -> list[str]:
-        """`rels` without the git-ignored ones, in order; one `git check-ignore` per call.
-
-        Tracked files are never ignored (git's own rule). Outside a git repository, or when
-        git fails, nothing is ignored.
-        """
-        if not rels or not self._git:
-            return list(rels)
-        out = run_git(
-            Path(self.root),
-            ["check-ignore", "-z", "--stdin"],
-            stdin=b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in rels),
-        )
-        if out is None:
-            return list(rels)
-        if out.returncode not in (0, 1):
-            # 128: not a repository (or a broken one); stop asking for this root.
-            logger.debug("%s: git check-ignore unusable, treating nothing as ignored", self.root)
-            self._git = False
-            return list(rels)
-        ignored = set(out.paths())
-        return [r for r in rels if r not in ignored]

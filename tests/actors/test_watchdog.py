@@ -5,7 +5,9 @@ A recording actor stands in for the gateway; every wait is bounded and wakes on 
 
 from __future__ import annotations
 
-import errno
+import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -13,14 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers.api import ObservedWatch
-from watchdog.observers.inotify import InotifyObserver
 
 from live_memory.actors import Actor, ActorRef, ActorSystem, Notify, Route
-from live_memory.actors.message import GetWatcherStatus, UnwatchRoot, WatchRoot
+from live_memory.actors.message import GetWatcherStatus, Revalidate, UnwatchRoot, WatchRoot
 from live_memory.actors.watchdog import WatchdogActor
 from live_memory.config import Settings
+from live_memory.watchers.gitdirs import find_git_dirs
 from tests.support.repo import git, make_repo
 
 WAIT_S = 10.0
@@ -52,12 +52,18 @@ class RouteLog:
         """Latest kind per workspace-relative path routed for `root`."""
         latest: Kinds = {}
         for route in self.routes(since):
-            if route.cwd != str(root):
+            if route.cwd != str(root) or not isinstance(route.message, Notify):
                 continue
-            assert isinstance(route.message, Notify)
             for event in route.message.events:
                 latest[Path(event.path).relative_to(root).as_posix()] = event.kind
         return latest
+
+    def revalidations(self, root: Path, since: int = 0) -> list[Revalidate]:
+        return [
+            r.message
+            for r in self.routes(since)
+            if r.cwd == str(root) and isinstance(r.message, Revalidate)
+        ]
 
     def wait_for(self, ready: Callable[[], bool], timeout: float = WAIT_S) -> None:
         deadline = threading.Event()
@@ -88,34 +94,6 @@ class RecordingGateway(Actor):
             self.log.add(message)
         else:
             super().handle(message)
-
-
-class RoomForOneRoot(InotifyObserver):
-    """A real inotify observer whose watch budget runs out after one root, as the kernel's does."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.room = 1
-
-    def schedule(
-        self,
-        event_handler: FileSystemEventHandler,
-        path: str | Path,
-        *,
-        recursive: bool = False,
-        event_filter: list[type[FileSystemEvent]] | None = None,
-        follow_symlink: bool = False,
-    ) -> ObservedWatch:
-        if self.room == 0:
-            raise OSError(errno.ENOSPC, "inotify watch limit reached")
-        self.room -= 1
-        return super().schedule(
-            event_handler,
-            path,
-            recursive=recursive,
-            event_filter=event_filter,
-            follow_symlink=follow_symlink,
-        )
 
 
 @pytest.fixture
@@ -172,7 +150,12 @@ def test_edits_creations_and_deletions_are_routed_as_watcher_events(
     system: ActorSystem, log: RouteLog, repo: Path
 ) -> None:
     watchdog = start_watchdog(system, log)
-    assert watch(watchdog, repo) == {"mode": "inotify", "roots": 1, "degraded_reason": None}
+    reported = watch(watchdog, repo)
+    assert (reported["mode"], reported["roots"], reported["degraded_reason"]) == (
+        "inotify",
+        1,
+        None,
+    )
     write(repo / "a.py", "a = 2\n")
     write(repo / "src" / "new.py", "new\n")
     (repo / "b.py").unlink()
@@ -246,28 +229,129 @@ def test_git_internals_and_ignored_files_produce_no_events(
     assert log.kinds(repo) == {"sentinel.txt": "add"}
 
 
-def test_running_out_of_inotify_watches_degrades_to_polling_without_losing_roots(
+def test_a_root_over_its_watch_budget_releases_its_watches_and_is_polled(
     system: ActorSystem, log: RouteLog, tmp_path: Path
 ) -> None:
-    first = make_repo(tmp_path / "first", {"a.py": "a\n"})
-    second = make_repo(tmp_path / "second", {"b.py": "b\n"})
-    watchdog = start_watchdog(system, log, observer_factory=RoomForOneRoot, poll_interval_s=0.1)
-    reported = watch(watchdog, first, second)
-    assert reported["mode"] == "polling"
+    small = make_repo(tmp_path / "small", {"a.py": "a\n"})
+    big = make_repo(tmp_path / "big", {f"d{i}/f.py": "x\n" for i in range(5)})
+    watchdog = start_watchdog(system, log, max_per_root=3, poll_interval_s=0.1)
+    reported = watch(watchdog, small, big)
     assert reported["roots"] == 2
-    assert "inotify watch limit reached" in str(reported["degraded_reason"])
-    write(first / "a.py", "a = 2\n")
-    write(second / "b.py", "b = 22\n")
+    assert reported["roots_polled"] == 1
+    assert "needs more than 3 watches" in str(reported["degraded_reason"])
+    meta = len(_git_meta_dirs(small)) + len(_git_meta_dirs(big))
+    assert reported["watches"] == 1 + meta  # small's root dir; big kept only its HEAD watches
+    # The polled root re-checks its window's files; the watched one still routes edits.
+    log.wait_for(lambda: bool(log.revalidations(big)))
+    assert all(r.files and not r.tree_stale for r in log.revalidations(big))
+    write(small / "a.py", "a = 2\n")
+    log.wait_for(lambda: log.kinds(small) == {"a.py": "change"})
+
+
+def test_the_total_budget_is_shared_by_every_root(
+    system: ActorSystem, log: RouteLog, tmp_path: Path
+) -> None:
+    first = make_repo(tmp_path / "first", {"a/x.py": "a\n"})
+    second = make_repo(tmp_path / "second", {"b/y.py": "b\n"})
+    budget = 2 + len(_git_meta_dirs(first))
+    watchdog = start_watchdog(system, log, max_total=budget)
+    reported = watch(watchdog, first, second)
+    assert reported["roots_polled"] == 1
+    assert "LIVE_MEMORY_WATCH_MAX_TOTAL" in str(reported["degraded_reason"])
+    assert int(str(reported["watches"])) <= budget + len(_git_meta_dirs(second))
+
+
+def test_ignored_directories_get_no_watches(
+    system: ActorSystem, log: RouteLog, tmp_path: Path
+) -> None:
+    root = make_repo(tmp_path / "r", {".gitignore": "node_modules/\n", "src/a.py": "a\n"})
+    for i in range(20):
+        write(root / "node_modules" / f"p{i}" / "lib" / "index.js", "x\n")
+    watchdog = start_watchdog(system, log)
+    reported = watch(watchdog, root)
+    assert reported["watches"] == 2 + len(_git_meta_dirs(root))  # the root and src/
+    write(root / "node_modules" / "p0" / "lib" / "index.js", "y\n")
+    write(root / "src" / "a.py", "a = 2\n")
+    log.wait_for(lambda: "src/a.py" in log.kinds(root))
+    assert log.kinds(root) == {"src/a.py": "change"}
+
+
+def test_a_new_directory_is_watched_and_its_files_reported(
+    system: ActorSystem, log: RouteLog, repo: Path
+) -> None:
+    watchdog = start_watchdog(system, log)
+    watch(watchdog, repo)
+    write(repo / "pkg" / "deep" / "mod.py", "m\n")
+    log.wait_for(lambda: log.kinds(repo).get("pkg/deep/mod.py") == "add")
+    mark = log.mark()
+    write(repo / "pkg" / "deep" / "mod.py", "m = 2\n")  # the new directory has its watch
+    log.wait_for(lambda: log.kinds(repo, mark).get("pkg/deep/mod.py") == "change")
+
+
+def test_a_storm_becomes_revalidations_not_thousands_of_events(
+    system: ActorSystem, log: RouteLog, repo: Path
+) -> None:
+    watchdog = start_watchdog(system, log, storm_paths=50)
+    watch(watchdog, repo)
+    for i in range(400):
+        write(repo / "gen" / f"f{i}.txt", "x\n")
+    log.wait_for(lambda: any(r.files for r in log.revalidations(repo)))
+    routed = sum(len(r.message.events) for r in log.routes() if isinstance(r.message, Notify))
+    assert routed < 400
+    assert any(r.tree_stale for r in log.revalidations(repo))
+
+
+@pytest.fixture
+def fast_tmp(tmp_path: Path) -> Iterator[Path]:
+    """A scratch directory on tmpfs when there is one: 10,000 nested directories take half
+    a minute to delete on a busy ext4 disk, about a second in memory."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        yield tmp_path
+        return
+    scratch = Path(tempfile.mkdtemp(dir=shm, prefix="live-memory-test-"))
+    try:
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def test_a_deep_directory_does_not_crash_the_watcher_and_is_reported(
+    system: ActorSystem, log: RouteLog, fast_tmp: Path
+) -> None:
+    repo = make_repo(fast_tmp / "repo", {"a.py": "a = 1\n"})
+    _deep_chain(repo / "deep", 10_000)
+    try:
+        watchdog = start_watchdog(system, log, max_per_root=20_000)
+        reported = watch(watchdog, repo)
+        assert reported["mode"] == "inotify"
+        assert reported["roots_polled"] == 0
+        # Below PATH_MAX's reach nothing can be watched; /health says so.
+        assert "could not be watched" in str(reported["degraded_reason"])
+        write(repo / "a.py", "a = 2\n")
+        log.wait_for(lambda: log.kinds(repo).get("a.py") == "change")
+    finally:
+        system.shutdown()  # the watches go first, then the chain
+        _remove_chain(repo / "deep")
+
+
+def test_a_worktree_head_move_invalidates_the_files_that_differ(
+    system: ActorSystem, log: RouteLog, repo: Path, tmp_path: Path
+) -> None:
+    tree = tmp_path / "feature"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(tree))
+    assert (tree / ".git").is_file()
+    write(tree / "a.py", "a = 2\n")
+    git(tree, "commit", "-q", "-am", "feature edit")
+    watchdog = start_watchdog(system, log)
+    watch(watchdog, tree)
+    git(tree, "reset", "-q", "--soft", "HEAD~1")  # refs only: no working-tree event at all
     log.wait_for(
-        lambda: log.kinds(first) == {"a.py": "change"} and log.kinds(second) == {"b.py": "change"}
+        lambda: (
+            log.kinds(tree) == {"a.py": "change"}
+            and any(r.tree_stale and not r.files for r in log.revalidations(tree))
+        )
     )
-
-
-def test_forced_polling_watches_by_polling(system: ActorSystem, log: RouteLog, repo: Path) -> None:
-    watchdog = start_watchdog(system, log, force_polling=True, poll_interval_s=0.1)
-    assert watch(watchdog, repo) == {"mode": "polling", "roots": 1, "degraded_reason": None}
-    (repo / "a.py").unlink()
-    log.wait_for(lambda: log.kinds(repo) == {"a.py": "unlink"})
 
 
 def test_an_unwatched_root_routes_nothing_and_watching_twice_is_one_watch(
@@ -289,7 +373,8 @@ def test_with_the_watcher_off_nothing_is_watched(
     system: ActorSystem, log: RouteLog, repo: Path
 ) -> None:
     watchdog = start_watchdog(system, log, settings=Settings(watcher="off"))
-    assert watch(watchdog, repo) == {"mode": "off", "roots": 0, "degraded_reason": None}
+    reported = watch(watchdog, repo)
+    assert (reported["mode"], reported["roots"], reported["watches"]) == ("off", 0, 0)
 
 
 def test_a_root_that_is_not_a_directory_is_skipped_without_harm(
@@ -297,3 +382,43 @@ def test_a_root_that_is_not_a_directory_is_skipped_without_harm(
 ) -> None:
     watchdog = start_watchdog(system, log)
     assert watch(watchdog, tmp_path / "missing", repo)["roots"] == 1
+
+
+def _git_meta_dirs(root: Path) -> list[str]:
+    """The git metadata directories the watcher watches for HEAD moves of `root`."""
+
+    dirs = find_git_dirs(str(root))
+    assert dirs is not None
+    wanted = [*dirs.head_dirs, os.path.join(dirs.gitdir, "logs")]
+    return [d for d in dict.fromkeys(wanted) if os.path.isdir(d)]
+
+
+def _deep_chain(top: Path, levels: int) -> None:
+    """`levels` nested directories below `top`, made without ever naming the full path
+    (it is far longer than PATH_MAX)."""
+    top.mkdir()
+    fd = os.open(top, os.O_RDONLY)
+    try:
+        for _ in range(levels):
+            os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    finally:
+        os.close(fd)
+
+
+def _remove_chain(top: Path) -> None:
+    """Remove a chain made by `_deep_chain` iteratively (shutil.rmtree recurses)."""
+    fds = [os.open(top, os.O_RDONLY)]
+    while True:
+        try:
+            fds.append(os.open("d", os.O_RDONLY, dir_fd=fds[-1]))
+        except FileNotFoundError:
+            break
+    os.close(fds.pop())
+    while fds:
+        fd = fds.pop()
+        os.rmdir("d", dir_fd=fd)
+        os.close(fd)
+    top.rmdir()

@@ -1,0 +1,54 @@
+"""/health reads the status the watcher publishes: a watcher busy walking a huge tree or
+flushing a storm never makes /health wait (it used to wait up to 5 s and answer 504)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import pytest
+
+from live_memory.actors.message import WatchRoot
+from live_memory.actors.watchdog import WatchdogActor
+from live_memory.config import load_settings
+from live_memory.gateway.service import LiveMemoryService
+from tests.support.repo import make_repo
+
+WAIT_S = 10.0
+
+
+def test_health_answers_while_the_watcher_is_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n"})
+    busy, release = threading.Event(), threading.Event()
+    original = WatchdogActor._watch
+
+    def slow_watch(self: WatchdogActor, root: str) -> None:
+        busy.set()
+        release.wait(WAIT_S * 3)  # a walk of a very large tree, as far as /health can tell
+        original(self, root)
+
+    monkeypatch.setattr(WatchdogActor, "_watch", slow_watch)
+    settings = load_settings(
+        {"LIVE_MEMORY_DATA_DIR": str(tmp_path / "data"), "LIVE_MEMORY_WATCHER": "os"},
+        home=tmp_path,
+    )
+    service = LiveMemoryService(settings)
+    try:
+        assert service.watcher is not None
+        service.watcher.tell(WatchRoot(str(repo)))
+        assert busy.wait(WAIT_S)
+
+        async def health() -> dict[str, object]:
+            return await asyncio.wait_for(service.health(), timeout=WAIT_S / 2)
+
+        body = asyncio.run(health())  # the watcher is still held: this never asked it
+        assert release.is_set() is False
+        watcher = body["watcher"]
+        assert isinstance(watcher, dict)
+        assert (watcher["mode"], watcher["roots"]) == ("inotify", 0)
+    finally:
+        release.set()
+        asyncio.run(service.shutdown(grace_s=1.0))
