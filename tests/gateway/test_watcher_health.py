@@ -1,15 +1,17 @@
-"""/health reads the status the watcher publishes: a watcher busy walking a huge tree or
-flushing a storm never makes /health wait (it used to wait up to 5 s and answer 504)."""
+"""The server's side of the watcher: /health reads the status the watcher publishes (a
+watcher busy walking a huge tree or flushing a storm never makes /health wait; it used to
+wait up to 5 s and answer 504), and a workspace re-validates its window on a storm."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 
-from live_memory.actors.message import WatchRoot
+from live_memory.actors.message import GetStats, Revalidate, Route, WatchRoot
 from live_memory.actors.watchdog import WatchdogActor
 from live_memory.config import load_settings
 from live_memory.gateway.service import LiveMemoryService
@@ -51,4 +53,27 @@ def test_health_answers_while_the_watcher_is_busy(
         assert (watcher["mode"], watcher["roots"]) == ("inotify", 0)
     finally:
         release.set()
+        asyncio.run(service.shutdown(grace_s=1.0))
+
+
+def test_a_revalidation_marks_changed_and_deleted_window_files_only(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n", "b.py": "B = 1\n", "c.py": "C\n"})
+    settings = load_settings({"LIVE_MEMORY_DATA_DIR": str(tmp_path / "data")}, home=tmp_path)
+    service = LiveMemoryService(settings)
+    try:
+        reads = [
+            {"path": name, "kind": "read", "content": (repo / name).read_text()}
+            for name in ("a.py", "b.py", "c.py")
+        ]
+        outcome = asyncio.run(service.notify({"cwd": str(repo), "events": reads}))
+        assert outcome.accepted == 3
+        (repo / "a.py").write_text("A = 2\n", encoding="utf-8")
+        (repo / "b.py").unlink()
+        service.gateway.tell(Route(str(repo), Revalidate(files=True)))
+        stats: Future[dict[str, object]] = Future()
+        service.gateway.tell(Route(str(repo), GetStats(stats)))
+        contexts = stats.result(WAIT_S)["file_contexts"]
+        assert isinstance(contexts, dict)
+        assert (contexts["stale"], contexts["deleted"]) == (1, 1)
+    finally:
         asyncio.run(service.shutdown(grace_s=1.0))
