@@ -106,15 +106,22 @@ def run_server(settings: Settings, app_factory: Callable[[Settings], ASGIApp]) -
         previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
         try:
+            app = app_factory(settings)
+            # After the app: the gateway package is imported by then (see build_app).
+            from live_memory.gateway.http_limits import limited_http_protocol  # noqa: PLC0415
+
             config = uvicorn.Config(
-                app_factory(settings),
+                app,
                 host=settings.host,
                 port=settings.port,
                 log_config=None,
                 lifespan="on",
                 timeout_graceful_shutdown=int(C.SHUTDOWN_GRACE_S),
                 timeout_keep_alive=int(C.KEEP_ALIVE_TIMEOUT_S),
-                limit_concurrency=C.MAX_CONNECTIONS,
+                # Head size, head deadline and the connection cap (shedding idle ones, not
+                # answering 503 to all): see gateway/http_limits.
+                http=limited_http_protocol(head_timeout_s=settings.request_timeout_s),
+                h11_max_incomplete_event_size=C.MAX_HEADER_BYTES,
                 server_header=False,
             )
             server = uvicorn.Server(config)

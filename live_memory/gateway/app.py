@@ -9,17 +9,21 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import Future
 
+import orjson
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from live_memory.agent import build_services
 from live_memory.config import Settings, load_settings
 from live_memory.config import constants as C
+from live_memory.errors import LiveMemoryError
+from live_memory.gateway.body import read_body
 from live_memory.gateway.config_route import build_config_route
+from live_memory.gateway.error_map import error_payload
 from live_memory.gateway.guard import Guard, allowed_hostnames
 from live_memory.gateway.mcp_tools import build_mcp_server
 from live_memory.gateway.notify_fast_path import NotifyFastPath
@@ -96,10 +100,47 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
 
 class _McpEndpoint:
     """An ASGI app (not a function, so Starlette passes scope/receive/send through) that
-    forwards to the MCP transport the lifespan created."""
+    forwards to the MCP transport the lifespan created.
+
+    A POST body is read first under the same size and time limits as every REST route
+    (the transport itself would wait forever for a half-sent body), then replayed.
+    """
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await scope["app"].state.mcp(scope, receive, send)
+        mcp = scope["app"].state.mcp
+        if scope["method"] != "POST":
+            await mcp(scope, receive, send)
+            return
+        service: LiveMemoryService = scope["app"].state.service
+        length = dict(scope["headers"]).get(b"content-length")
+        try:
+            body = await read_body(receive, length, service.settings)
+        except LiveMemoryError as exc:
+            status, payload = error_payload(exc)
+            data = orjson.dumps(payload)
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"content-length", b"%d" % len(data)),
+            ]
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": data})
+            return
+        await mcp(scope, _replay(body, receive), send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that yields the already-read body once, then the client's own messages
+    (disconnects) as they come."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
 
 
 async def _close_later(provider: object, delay_s: float = 600.0) -> None:
