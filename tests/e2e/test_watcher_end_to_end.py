@@ -29,7 +29,9 @@ def test_edits_deletes_and_branch_switches_reach_the_window(
 ) -> None:
     git(repo, "checkout", "-q", "-b", "other")
     (repo / "README.md").write_text("# demo\nOn the other branch.\n")
-    git(repo, "commit", "-qam", "other branch readme")
+    (repo / "only_on_other.py").write_text("OTHER = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "other branch readme")
     git(repo, "checkout", "-q", "main")
     fake.script(
         ToolUse("Read", {"file_path": "src/app.py"}),
@@ -55,6 +57,10 @@ def test_edits_deletes_and_branch_switches_reach_the_window(
         stats = _wait_for_stats(server, repo, "stale", 2)
         assert stats["file_contexts"]["stale"] >= 2
         server.request("POST", "/api/ask", json={"question": "changes?", "cwd": str(repo)})
+    first = json.dumps(fake.requests[0].body, ensure_ascii=False)
     last = json.dumps(fake.requests[-1].body, ensure_ascii=False)
     assert "src/app.py — CHANGED" in last
     assert "README.md — CHANGED" in last
+    # HEAD moved: the next question's directory tree is rebuilt (with a new freeze).
+    assert "only_on_other.py" not in first
+    assert "only_on_other.py" in last

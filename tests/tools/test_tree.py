@@ -159,3 +159,33 @@ def test_listing_of_a_git_ignored_root_walks_it(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {".gitignore": "build/\n", "a.py": ""})
     write_tree(repo / "build", {"out.txt": "x"})
     assert list_workspace_files(repo / "build") == ["out.txt"]
+
+
+def test_a_truncated_tree_spends_its_budget_where_the_files_are() -> None:
+    files = [f"packages/big/src/m{i % 50}/f{i}.ts" for i in range(20_000)]
+    files += [f"d{d:02d}/sub{j % 3}/x{j}.py" for d in range(30) for j in range(5 + d * 3)]
+    files += [f"top{j}.md" for j in range(10)]
+    tree = render_tree(sorted(files), 20_000)
+    lines = tree.split("\n")
+    assert len(tree) <= 20_000
+    assert len(tree) > 0.8 * 20_000  # a cut at one depth used a fraction of it
+    assert lines[0] == "packages/big/src/ (20000 files)"  # the largest directory first
+    top_level = {line.split("/")[0] for line in lines if "/" in line and line[0] != " "}
+    assert top_level == {"packages"} | {f"d{d:02d}" for d in range(30)}
+    assert any(line.startswith("    ") and line.endswith(".ts") for line in lines)  # depth
+    assert any("more entries" in line for line in lines)  # big directories summarised
+
+
+def test_a_huge_flat_directory_is_summarised_with_its_largest_children() -> None:
+    files = [f"flat/f{i:05d}.txt" for i in range(30_000)]
+    files += [f"flat/sub{k}/g{i}.txt" for k in range(3) for i in range(10 * (k + 1))]
+    tree = render_tree(files, 2_000)
+    lines = tree.split("\n")
+    assert len(tree) <= 2_000
+    assert lines[:4] == [
+        "flat/ (30060 files)",
+        "  sub2/ (30 files)",
+        "  sub1/ (20 files)",
+        "  sub0/ (10 files)",
+    ]
+    assert any(line.startswith("  … ") and "more entries" in line for line in lines)
