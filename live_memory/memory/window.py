@@ -17,29 +17,24 @@ from live_memory.memory.file_table import (
     block_chars,
     file_block,
     line_chars,
-    manifest_line,
 )
 from live_memory.memory.history import History
 from live_memory.memory.ledger import (
     demote_facts,
     merge_facts,
-    render_ledger,
     rendered_ledger_chars,
 )
 from live_memory.memory.model import FileContext, FileSource, LedgerFact, Turn
+from live_memory.memory.window_text import (
+    ACK,
+    PendingChange,
+    delta_chars,
+    frozen_chars,
+    render_delta,
+    render_frozen,
+)
 
 __all__ = ["PendingChange", "Window"]
-
-PendingChange = Literal["content", "stale", "deleted"]
-
-_ACK = "Noted."
-_PRELOAD_HEADING = "## Reference documents (configured preload, verbatim)"
-_OBSERVED_HEADING = "## Files the coding agent recently read or wrote (current content)"
-_MANIFEST_HEADING = "## Files you have seen (re-read with Read when you need their content)"
-_NO_FILES = "(none yet)"
-_DELTA_HEADING = "[observation] Changes in the workspace since you last looked:"
-_NOTICES_HEADING = "File status changes:"
-_LEARNED_HEADING = "New durable knowledge:"
 
 
 class Window:
@@ -63,7 +58,6 @@ class Window:
         "_pending_chars",
         "_pending_cost",
         "_pending_notices",
-        "_tree",
         "chars_per_token",
         "clock",
         "compactions",
@@ -74,6 +68,7 @@ class Window:
         "recently_modified",
         "root",
         "summaries_written",
+        "tree",
     )
 
     def __init__(
@@ -94,7 +89,7 @@ class Window:
         self._ledger: list[LedgerFact] = []
         self._ledger_chars = 0
         self.ledger = list(ledger)
-        self._tree = tree
+        self.tree = tree
         self._frozen: str | None = None
         self._frozen_len = 0
         self.frozen = frozen
@@ -144,14 +139,6 @@ class Window:
     def ledger(self, facts: list[LedgerFact]) -> None:
         self._ledger = facts
         self._ledger_chars = rendered_ledger_chars(facts)
-
-    @property
-    def tree(self) -> str:
-        return self._tree
-
-    @tree.setter
-    def tree(self, tree: str) -> None:
-        self._tree = tree
 
     @property
     def frozen(self) -> str | None:
@@ -371,18 +358,7 @@ class Window:
     # --- the prompt's frozen block and its deltas ---------------------------------------
     def freeze(self) -> None:
         """Render the volatile block anew (only at load and compaction) and drop the deltas."""
-        preloaded = [f for f in self._files.values() if f.content and f.source == "preloaded"]
-        observed = sorted(
-            (f for f in self._files.values() if f.content and f.source != "preloaded"),
-            key=lambda f: f.path,
-        )
-        parts = [render_ledger(self._ledger)]
-        if preloaded:
-            parts += ["", _PRELOAD_HEADING, *(file_block(f) for f in preloaded)]
-        if observed:
-            parts += ["", _OBSERVED_HEADING, *(file_block(f) for f in observed)]
-        parts += ["", _MANIFEST_HEADING, self._manifest()]
-        self.frozen = "\n".join(parts)
+        self.frozen = render_frozen(self._ledger, self._files)
         self.history = [t for t in self._history if t.kind not in ("observation", "ack")]
         self._clear_pending()
 
@@ -396,13 +372,6 @@ class Window:
         self._learned_chars += sum(len(f.text) + 3 for f in added)
         return len(added)
 
-    def _manifest(self) -> str:
-        if not self._files:
-            return _NO_FILES
-        return "\n".join(
-            manifest_line(f.path, f.state) for f in sorted(self._files.values(), key=_path)
-        )
-
     def sync_deltas(self) -> bool:
         """Append pending changes as one observation message (plus ack). True if appended."""
         if self.frozen is None:
@@ -410,19 +379,8 @@ class Window:
             return False
         if not self.pending and not self.ledger_demotions and not self.learned:
             return False
-        content = [self._files[p] for p, k in sorted(self.pending.items()) if k == "content"]
-        notices = [manifest_line(p, k) for p, k in sorted(self.pending.items()) if k != "content"]
-        parts = [_DELTA_HEADING]
-        parts += [file_block(f) for f in content if f.content is not None]
-        if notices:
-            parts += [_NOTICES_HEADING, *notices]
-        if self.learned:
-            parts += [_LEARNED_HEADING, *(f"- {f.text}" for f in self.learned)]
-        if self.ledger_demotions:
-            parts.append(_demotion_notice(self.ledger_demotions))
-        self._history.extend(
-            [Turn("user", "observation", "\n".join(parts)), Turn("assistant", "ack", _ACK)]
-        )
+        text = render_delta(self._files, self.pending, self.learned, self.ledger_demotions)
+        self._history.extend([Turn("user", "observation", text), Turn("assistant", "ack", ACK)])
         self._clear_pending()
         return True
 
@@ -445,32 +403,19 @@ class Window:
     # --- measuring (O(1): every total is kept as it changes) -----------------------------
     def static_chars(self) -> int:
         """len() of the block a freeze would render now (ledger, held files, manifest)."""
-        files = self._files
-        pre_n, pre_chars = files.preloaded_blocks, files.preloaded_block_chars
-        obs_n, obs_chars = files.blocks - pre_n, files.block_chars - pre_chars
-        chars = self._ledger_chars + len(_MANIFEST_HEADING)
-        chars += files.manifest_chars - 1 if files else len(_NO_FILES)
-        parts = 4  # ledger, "", heading, manifest
-        if pre_n:
-            chars += len(_PRELOAD_HEADING) + pre_chars
-            parts += 2 + pre_n
-        if obs_n:
-            chars += len(_OBSERVED_HEADING) + obs_chars
-            parts += 2 + obs_n
-        return chars + parts - 1
+        return frozen_chars(self._ledger_chars, self._files)
 
     def pending_chars(self) -> int:
         """Characters the next observation delta and its ack would add (0: nothing pending)."""
         if not self.pending and not self.ledger_demotions and not self.learned:
             return 0
-        chars = len(_DELTA_HEADING) + self._pending_chars + len(_ACK)
-        if self._pending_notices:
-            chars += len(_NOTICES_HEADING) + 1
-        if self.learned:
-            chars += len(_LEARNED_HEADING) + 1 + self._learned_chars
-        if self.ledger_demotions:
-            chars += len(_demotion_notice(self.ledger_demotions)) + 1
-        return chars
+        return delta_chars(
+            self._pending_chars,
+            self._pending_notices,
+            self._learned_chars,
+            bool(self.learned),
+            self.ledger_demotions,
+        )
 
     def delta_chars(self) -> int:
         """Characters of observation deltas: those in the history plus the pending one."""
@@ -487,12 +432,12 @@ class Window:
         definitions aside): tree, frozen block (or what a freeze would render), history with
         its deltas, and the delta still pending."""
         if self.frozen is None:
-            return len(self._tree) + self.static_chars() + self._history.qa_chars
-        return len(self._tree) + self._frozen_len + self._history.chars + self.pending_chars()
+            return len(self.tree) + self.static_chars() + self._history.qa_chars
+        return len(self.tree) + self._frozen_len + self._history.chars + self.pending_chars()
 
     def refrozen_chars(self) -> int:
         """Characters of the prompt right after a freeze: what compaction plans against."""
-        return len(self._tree) + self.static_chars() + self._history.qa_chars
+        return len(self.tree) + self.static_chars() + self._history.qa_chars
 
     def budget_chars(self) -> int:
         """Characters the budget counts: the prompt as it would be sent (deltas included)."""
@@ -533,14 +478,3 @@ class Window:
 
     def known_hashes(self) -> dict[str, str]:
         return {p: f.sha256 for p, f in self._files.items() if f.state == "current"}
-
-
-def _path(ctx: FileContext) -> str:
-    return ctx.path
-
-
-def _demotion_notice(count: int) -> str:
-    return (
-        f"{count} accumulated fact(s) cite changed files; treat them as "
-        "possibly out of date until re-verified."
-    )
