@@ -1,8 +1,10 @@
 """The workspace's file set: what every exploration tool and the directory tree agree exists.
 
 In a git work tree it is git's own answer (tracked plus untracked-but-not-ignored files), so
-every ignore source git honours is honoured. Elsewhere a bounded breadth-first walk applies
-the `.gitignore` files it finds with git's semantics (deeper files win, later lines win).
+every ignore source git honours is honoured; a submodule's files are listed by its own git
+(a checked-out submodule is part of the workspace, not the one "file" git lists it as).
+Elsewhere a bounded breadth-first walk applies the `.gitignore` files it finds with git's
+semantics (deeper files win, later lines win).
 """
 
 from __future__ import annotations
@@ -15,7 +17,12 @@ from pathlib import Path
 
 import pathspec
 
-from live_memory.config.constants import DIRECTORY_TREE_MAX_WALK_ENTRIES, NON_GIT_SKIP_DIRS
+from live_memory.config.constants import (
+    DIRECTORY_TREE_MAX_WALK_ENTRIES,
+    LISTING_MAX_SUBMODULES,
+    LISTING_SUBMODULE_MAX_DEPTH,
+    NON_GIT_SKIP_DIRS,
+)
 from live_memory.errors import LiveMemoryError
 from live_memory.tools.git_command import GitUnavailable, run_git_concurrently
 from live_memory.tools.jail import read_workspace_bytes
@@ -25,6 +32,7 @@ __all__ = ["WalkedFiles", "list_workspace_files", "walk_workspace"]
 logger = logging.getLogger(__name__)
 
 _GITIGNORE = ".gitignore"
+_GITMODULES = ".gitmodules"
 _GITIGNORE_MAX_BYTES = 1024 * 1024
 _SKIP_WORKTREE = "S"  # `git ls-files -t` tag of a sparse-checkout entry absent from disk
 _UNMERGED = "M"  # `git ls-files -t` tag of an unmerged entry (listed once per stage)
@@ -62,7 +70,7 @@ def list_workspace_files(
     return list(walk_workspace(real_root, max_walk_entries=max_walk_entries).files)
 
 
-def _git_files(root: Path) -> list[str] | None:
+def _git_files(root: Path, depth: int = 0) -> list[str] | None:
     try:
         listed, deleted = run_git_concurrently(
             root,
@@ -90,7 +98,50 @@ def _git_files(root: Path) -> list[str] | None:
     if deleted.ok and deleted.stdout:
         gone = set(os.fsdecode(deleted.stdout).split("\0"))
         present = [path for path in present if path not in gone]
+    if (root / _GITMODULES).is_file():
+        present = _with_submodules(root, present, depth)
     return present
+
+
+def _submodule_paths(root: Path) -> list[str]:
+    """The `path` of every submodule `.gitmodules` declares (reading config runs nothing)."""
+    try:
+        (result,) = run_git_concurrently(
+            root, [["config", "-z", "-f", _GITMODULES, "--get-regexp", r"^submodule\..*\.path$"]]
+        )
+    except GitUnavailable:
+        return []
+    if not result.ok:
+        return []
+    paths = []
+    for record in os.fsdecode(result.stdout).split("\0"):
+        _, _, value = record.partition("\n")
+        value = value.strip().strip("/")
+        if value and ".." not in value.split("/"):
+            paths.append(value)
+    return paths
+
+
+def _with_submodules(root: Path, present: list[str], depth: int) -> list[str]:
+    """Replace each submodule's gitlink entry (which git lists like a file) by the files of
+    its work tree, listed by its own git with its own ignore rules; an uninitialised one (no
+    `.git` inside) is dropped, it is not a file. Nested submodules down to
+    LISTING_SUBMODULE_MAX_DEPTH levels."""
+    listed = set(present)
+    links = [p for p in _submodule_paths(root) if p in listed]
+    if not links:
+        return present
+    expanded: list[str] = []
+    for link in links[:LISTING_MAX_SUBMODULES]:
+        sub = root / link
+        if depth >= LISTING_SUBMODULE_MAX_DEPTH or not (sub / ".git").exists():
+            continue
+        inner = _git_files(sub, depth + 1)
+        if inner is None:
+            continue
+        expanded.extend(f"{link}/{path}" for path in inner)
+    links_set = set(links)
+    return sorted([p for p in present if p not in links_set] + expanded)
 
 
 def walk_workspace(

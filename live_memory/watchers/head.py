@@ -59,4 +59,5 @@ class HeadTracker:
         return True, [
             Change(rel, "change" if os.path.lexists(self.root / rel) else "unlink")
             for rel in out.paths()
+            if not os.path.isdir(self.root / rel)  # a submodule's gitlink: its own HEAD says
         ]

@@ -422,3 +422,20 @@ def _remove_chain(top: Path) -> None:
         os.rmdir("d", dir_fd=fd)
         os.close(fd)
     top.rmdir()
+
+
+def test_a_submodule_head_move_invalidates_its_files(
+    system: ActorSystem, log: RouteLog, tmp_path: Path
+) -> None:
+    lib = make_repo(tmp_path / "lib", {"a.py": "a = 1\n"})
+    write(lib / "a.py", "a = 2\n")
+    git(lib, "commit", "-q", "-am", "second")
+    app = make_repo(tmp_path / "app", {"main.py": "m\n"})
+    git(app, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib")
+    git(app, "commit", "-qm", "vendor lib")
+    sub = app / "vendor" / "lib"
+    assert (sub / ".git").is_file()
+    watchdog = start_watchdog(system, log)
+    watch(watchdog, app)
+    git(sub, "reset", "-q", "--soft", "HEAD~1")  # the submodule's refs move, nothing else
+    log.wait_for(lambda: log.kinds(app) == {"vendor/lib/a.py": "change"})

@@ -3,7 +3,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from live_memory.tools import build_directory_tree, list_workspace_files
+from live_memory.tools import Toolbox, build_directory_tree, list_workspace_files
 from live_memory.tools.tree import render_tree
 from tests.support.repo import git, make_repo
 from tests.tools.conftest import write_tree
@@ -189,3 +189,74 @@ def test_a_huge_flat_directory_is_summarised_with_its_largest_children() -> None
         "  sub0/ (10 files)",
     ]
     assert any(line.startswith("  … ") and "more entries" in line for line in lines)
+
+
+def _with_submodule(tmp_path: Path) -> Path:
+    lib = make_repo(tmp_path / "lib", {"src/vendored.py": "def vendored(): ...\n"})
+    (lib / ".gitignore").write_text("*.log\n", encoding="utf-8")
+    git(lib, "add", ".gitignore")
+    git(lib, "commit", "-qm", "ignore logs")
+    nested = make_repo(tmp_path / "nested", {"deep.py": "D = 1\n"})
+    git(lib, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(nested), "inner")
+    git(lib, "commit", "-qm", "nested submodule")
+    app = make_repo(tmp_path / "app", {"main.py": "import lib\n"})
+    git(app, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib")
+    git(
+        app,
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "update",
+        "-q",
+        "--init",
+        "--recursive",
+    )
+    git(app, "commit", "-qm", "vendor lib")
+    (app / "vendor" / "lib" / "x.log").write_text("ignored by lib's own rules\n", encoding="utf-8")
+    return app
+
+
+def test_a_submodules_files_are_part_of_the_listing_and_the_tree(tmp_path: Path) -> None:
+    app = _with_submodule(tmp_path)
+    assert list_workspace_files(app) == [
+        ".gitmodules",
+        "main.py",
+        "vendor/lib/.gitignore",
+        "vendor/lib/.gitmodules",
+        "vendor/lib/inner/deep.py",
+        "vendor/lib/src/vendored.py",
+    ]
+    tree = build_directory_tree(app, 10_000)
+    assert "vendored.py" in tree and "deep.py" in tree
+    # In its own root (LIVE_MEMORY_REPO_ROOT_MODE=nearest) the submodule lists itself.
+    assert list_workspace_files(app / "vendor" / "lib") == [
+        ".gitignore",
+        ".gitmodules",
+        "inner/deep.py",
+        "src/vendored.py",
+    ]
+
+
+def test_an_uninitialised_submodule_is_not_listed_as_a_file(tmp_path: Path) -> None:
+    app = _with_submodule(tmp_path)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(app), str(clone))  # submodules not checked out
+    assert list_workspace_files(clone) == [".gitmodules", "main.py"]
+
+
+def test_find_paths_looks_inside_a_submodule(tmp_path: Path) -> None:
+    app = _with_submodule(tmp_path)
+    toolbox = Toolbox(app)
+    outcome = toolbox.run("find_paths", {"path": "vendor", "max_depth": 3})
+    assert outcome.text.split("\n") == [
+        "vendor/lib/ (4 files)",
+        "vendor/lib/.gitignore",
+        "vendor/lib/.gitmodules",
+        "vendor/lib/inner/ (1 file)",
+        "vendor/lib/inner/deep.py",
+        "vendor/lib/src/ (1 file)",
+        "vendor/lib/src/vendored.py",
+    ]
+    assert toolbox.run("find_paths", {"name": "deep.py", "max_depth": 4}).text == (
+        "vendor/lib/inner/deep.py"
+    )
