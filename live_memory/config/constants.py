@@ -22,6 +22,9 @@ ENV_PREFIX: Final = "LIVE_MEMORY_"
 
 # --- request limits -----------------------------------------------------------------------
 MAX_BODY_BYTES: Final = 8 * 1024 * 1024
+# A refused body is read and dropped up to this much, so the client gets a readable 413
+# instead of a connection reset (beyond it the connection is dropped).
+BODY_DRAIN_MAX_BYTES: Final = 64 * 1024 * 1024
 MIN_BODY_BYTES: Final = 1024
 REQUEST_BODY_TIMEOUT_S: Final = 10.0
 MAX_CONNECTIONS: Final = 512  # beyond this, a new connection sheds the oldest idle one

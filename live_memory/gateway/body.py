@@ -9,6 +9,7 @@ import orjson
 from starlette.types import Receive
 
 from live_memory.config import Settings
+from live_memory.config import constants as C
 from live_memory.errors import InputError, PayloadTooLarge, RequestTimeout
 
 __all__ = ["decode_json", "read_body"]
@@ -18,27 +19,48 @@ def _too_large(size: int | str, limit: int) -> PayloadTooLarge:
     return PayloadTooLarge(f"body is {size} bytes; LIVE_MEMORY_MAX_BODY_BYTES is {limit}")
 
 
+async def _drain(receive: Receive, more: bool) -> None:
+    """Read and drop the rest of a refused body, up to BODY_DRAIN_MAX_BYTES.
+
+    Closing a socket whose receive buffer still holds unread bytes makes the kernel send a
+    reset, and the client (still writing its 9 MiB) then loses the 413 it was about to
+    read; a drained connection closes cleanly, or stays open for the next request.
+    """
+    drained = 0
+    while more and drained <= C.BODY_DRAIN_MAX_BYTES:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        drained += len(message.get("body", b""))
+        more = bool(message.get("more_body", False))
+
+
 async def read_body(receive: Receive, declared_length: bytes | None, settings: Settings) -> bytes:
     """The whole body: refused (413) over LIVE_MEMORY_MAX_BODY_BYTES before it is buffered,
-    and (408) when the client takes longer than LIVE_MEMORY_REQUEST_TIMEOUT_S to send it."""
+    and (408) when the client takes longer than LIVE_MEMORY_REQUEST_TIMEOUT_S to send it.
+    A refused body is drained (not kept) so the client can read the 413."""
     limit = settings.max_body_bytes
     declared = declared_length or b""
-    if declared.isdigit() and int(declared) > limit:
-        raise _too_large(declared.decode(), limit)
     chunks: list[bytes] = []
     size = 0
     try:
         async with asyncio.timeout(settings.request_timeout_s):
+            if declared.isdigit() and int(declared) > limit:
+                await _drain(receive, more=True)
+                raise _too_large(declared.decode(), limit)
             while True:
                 message = await receive()
                 if message["type"] == "http.disconnect":
                     raise InputError("the client disconnected before sending the whole body")
                 chunk = message.get("body", b"")
                 size += len(chunk)
+                more = bool(message.get("more_body", False))
                 if size > limit:
+                    chunks.clear()
+                    await _drain(receive, more)
                     raise _too_large(f"more than {size}", limit)
                 chunks.append(chunk)
-                if not message.get("more_body", False):
+                if not more:
                     return b"".join(chunks)
     except TimeoutError:
         raise RequestTimeout(

@@ -275,6 +275,28 @@ def test_a_body_over_max_body_bytes_is_413_declared_or_streamed(
     assert str(C.MAX_BODY_BYTES) in _error(streamed)
 
 
+def test_a_9_mib_notify_on_a_raw_socket_reads_a_413_not_a_reset(served: ServerProcess) -> None:
+    """The client writes the whole body before it reads (as hooks' HTTP clients do): the
+    server drains the refused body, so the 413 arrives instead of ECONNRESET."""
+    host, port = served.url.split("//")[1].split(":")
+    size = 9 * 1024 * 1024
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(
+            f"POST /notify HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {size}\r\n\r\n".encode()
+        )
+        sock.sendall(b" " * size)
+        reply = sock.makefile("rb")
+        status = reply.readline()
+        headers = {}
+        while (line := reply.readline().strip()) != b"":
+            name, _, value = line.partition(b":")
+            headers[name.strip().lower()] = value.strip()
+        body = json.loads(reply.read(int(headers[b"content-length"])))
+    assert status.split()[1] == b"413", status
+    assert str(C.MAX_BODY_BYTES) in body["error"]
+
+
 def test_a_body_over_the_limit_on_mcp_is_413(served: ServerProcess) -> None:
     response = httpx.post(
         f"{served.url}/mcp",
