@@ -1,9 +1,10 @@
-# The two set-up commands of the README: `make serve` and `make test`.
+# The two set-up commands of the README: `make serve` and `make test`; `make install-user`
+# puts `live-memory` on PATH for a user (deploy/install-user.sh).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install serve test lint typecheck unit bench clean
+.PHONY: install install-user serve test lint typecheck unit bench clean
 
 $(BIN)/live-memory: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,6 +13,9 @@ $(BIN)/live-memory: pyproject.toml
 	touch $@
 
 install: $(BIN)/live-memory
+
+install-user:
+	PYTHON=$(PYTHON) sh deploy/install-user.sh
 
 serve: install
 	$(BIN)/live-memory serve

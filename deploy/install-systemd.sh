@@ -17,8 +17,8 @@ env_dir="$HOME/.config/live-memory"
 bin="${LIVE_MEMORY_BIN:-$(command -v live-memory || true)}"
 
 if [ -z "$bin" ] || [ ! -x "$bin" ]; then
-  echo "install-systemd: live-memory not found; install it (pipx install live-memory, or" >&2
-  echo "pip install . from a clone) or set LIVE_MEMORY_BIN=/path/to/live-memory" >&2
+  echo "install-systemd: live-memory not found; install it (make install-user in a clone of" >&2
+  echo "the repository) or set LIVE_MEMORY_BIN=/path/to/live-memory" >&2
   exit 1
 fi
 if ! command -v systemctl >/dev/null 2>&1; then

@@ -66,7 +66,12 @@ def _dispatch(
     command: str = args.command
     if command == "serve":
         return serve_command(
-            environ, host=args.host, port=args.port, data_dir=args.data_dir, config_file=args.config
+            environ,
+            host=args.host,
+            port=args.port,
+            data_dir=args.data_dir,
+            config_file=args.config,
+            as_service=args.as_service,
         )
     if command == "install-service":
         return install_service(environ, platform=sys.platform, dry_run=args.dry_run, out=out)

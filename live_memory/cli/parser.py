@@ -117,6 +117,12 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     serve.add_argument(
         "--config", metavar="FILE", help="config file instead of <data dir>/config.json"
     )
+    serve.add_argument(
+        "--as-service",
+        action="store_true",
+        help="use the supervised service's environment (~/.config/live-memory/env) instead of "
+        "this shell's: same data dir, config and provider as the service",
+    )
 
     sub.add_parser("status", parents=[common], help="is the server up; provider, model, uptime")
 

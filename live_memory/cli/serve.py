@@ -26,6 +26,7 @@ from live_memory.cli.outcome import CommandFailed, ExitCode
 from live_memory.config import Settings, configure_logging, load_settings
 from live_memory.config import constants as C
 from live_memory.config.exposure import check_exposure, is_loopback
+from live_memory.config.service_env import service_environment, session_mismatch
 from live_memory.errors import ConfigError
 
 __all__ = ["bind_socket", "is_loopback", "require_token_off_loopback", "run_server"]
@@ -150,6 +151,17 @@ def run_server(settings: Settings, app_factory: Callable[[Settings], ASGIApp]) -
     return ExitCode.OK
 
 
+def _service_environment(caller: Mapping[str, str]) -> Mapping[str, str]:
+    try:
+        environ = service_environment(caller)
+    except ConfigError as exc:
+        raise CommandFailed(str(exc), ExitCode.USAGE) from exc
+    problem = session_mismatch(caller, environ)
+    if problem is not None:
+        raise CommandFailed(f"refusing to start as the service: {problem}", ExitCode.USAGE)
+    return environ
+
+
 def serve_command(
     environ: Mapping[str, str],
     *,
@@ -157,8 +169,16 @@ def serve_command(
     port: int | None,
     data_dir: str | None,
     config_file: str | None,
+    as_service: bool = False,
 ) -> int:
-    """Build settings from the environment and flags, set up logging, and run the server."""
+    """Build settings from the environment and flags, set up logging, and run the server.
+
+    `as_service`: take the supervised service's environment (its env file, not the caller's
+    variables) so that this server is the service's twin: same data dir, config file and
+    provider. Refused when the caller (a Claude Code session) expects another address or token.
+    """
+    if as_service:
+        environ = _service_environment(environ)
     overrides: dict[str, object] = {}
     if host is not None:
         overrides["host"] = host

@@ -19,6 +19,7 @@ from typing import Final, TextIO
 
 from live_memory.cli.outcome import CommandFailed, ExitCode
 from live_memory.config import constants as C
+from live_memory.config.service_env import service_env_file
 
 __all__ = ["exec_start", "install_service", "launchd_plist", "systemd_unit"]
 
@@ -107,7 +108,7 @@ def install_service(
         )
     config_home = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
     unit_path = config_home / "systemd" / "user" / C.SYSTEMD_UNIT_NAME
-    env_file = home / Path(C.SERVICE_ENV_FILE).relative_to("~")
+    env_file = service_env_file({**environ, "HOME": str(home)})
     if dry_run:
         out.write(f"# would write {unit_path}\n{systemd_unit()}")
         out.write(f"# would create {env_file} if missing, then run:\n")

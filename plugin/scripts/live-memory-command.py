@@ -109,8 +109,9 @@ def config(args: Sequence[str], environ: Mapping[str, str]) -> str:
     if cli is None:
         health = json.loads(call(environ, "GET", "/health"))
         return (
-            f"provider {health.get('provider')}, model {health.get('model')}. To change "
-            "settings install the `live-memory` command (pipx install live-memory)."
+            f"provider {health.get('provider')}, model {health.get('model')}. To see or change "
+            "settings, put the `live-memory` command on PATH: from a clone of the live-memory "
+            "repository run `make install-user`."
         )
     command = [cli, "config", "set", *args] if args else [cli, "config", "get"]
     done = subprocess.run(

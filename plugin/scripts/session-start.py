@@ -12,10 +12,15 @@ Prints one JSON object on stdout:
   hook fires only for paths a SessionStart hook returns. Claude Code watches a directory
   recursively, so VCS, dependency and build directories are left out.
 
-The server is meant to run supervised (systemd, launchd, docker: deploy/SUPERVISING.md). When
-nothing answers the banner request, this hook starts `live-memory serve` in the background as a
-backstop (unless /health answers after all), under an flock so that concurrent sessions never
-start two, and waits for it to come up.
+The server is meant to run supervised (`live-memory install-service`: a systemd user unit or a
+launchd agent; deploy/SUPERVISING.md). When nothing answers the banner request, this hook first
+starts that service if it is installed, else starts `live-memory serve --as-service` in the
+background as a backstop (the service's own data dir, config file and provider settings, not
+Claude Code's environment; it refuses when the session expects another port or token), under an
+flock so that concurrent sessions never start two, and waits for it to come up.
+Claude Code connects to MCP servers while this hook runs, so a server started here is not
+connected in this session: the banner says the tool comes with the next session, and the agent
+is not told to call it.
 Standard library only; any failure still exits 0 with a banner saying what is wrong.
 """
 
@@ -118,14 +123,45 @@ def data_root(environ: Mapping[str, str]) -> Path:
     return Path(base) if base else Path.home() / ".local" / "share" / "live-memory"
 
 
-def start_server(environ: Mapping[str, str], health_url: str, token: str) -> str | None:
-    """Start `live-memory serve` unless someone else does; None when up, else why not."""
+INSTALL_HINT = (
+    "from a clone of the live-memory repository run `make install-user`, "
+    "then `live-memory install-service`"
+)
+SYSTEMD_UNIT = "live-memory.service"
+LAUNCHD_LABEL = "com.live-memory"
+SERVICE_START_TIMEOUT_S = 10.0
+
+
+class Started:
+    """How the server came up in this hook: `how` is a sentence for the banner."""
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+
+
+def installed_service(environ: Mapping[str, str]) -> list[str] | None:
+    """The command that starts the installed user service, or None when none is installed."""
+    home = Path(environ.get("HOME") or Path.home())
+    config_home = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
+    path = environ.get("PATH")
+    unit = config_home / "systemd" / "user" / SYSTEMD_UNIT
+    if unit.is_file() and shutil.which("systemctl", path=path):
+        return ["systemctl", "--user", "start", SYSTEMD_UNIT]
+    plist = home / "Library" / "LaunchAgents" / f"{LAUNCHD_LABEL}.plist"
+    if plist.is_file() and shutil.which("launchctl", path=path):
+        return ["launchctl", "kickstart", f"gui/{os.getuid()}/{LAUNCHD_LABEL}"]
+    return None
+
+
+def start_server(
+    environ: Mapping[str, str], health_url: str, token: str
+) -> tuple[Started | None, str | None]:
+    """Bring the server up unless someone else does: (how it was started, None) when it is up,
+    (None, why not) otherwise. The installed service first; else the backstop."""
+    service = installed_service(environ)
     command = shutil.which("live-memory", path=environ.get("PATH"))
-    if command is None:
-        return (
-            "`live-memory` is not installed or not on PATH "
-            "(pipx install live-memory, then live-memory install-service)"
-        )
+    if service is None and command is None:
+        return None, f"`live-memory` is not installed or not on PATH: {INSTALL_HINT}"
     root = data_root(environ)
     root.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + START_WAIT_S
@@ -137,29 +173,84 @@ def start_server(environ: Mapping[str, str], health_url: str, token: str) -> str
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    return "another session is starting the server; it is not up yet"
+                    return None, "another session is starting the server; it is not up yet"
                 time.sleep(POLL_S)
         if get_json(health_url, token, HEALTH_TIMEOUT_S) is not None:
-            return None
-        log_path = root / "serve.log"
-        with open(log_path, "ab") as log:
-            process = subprocess.Popen(
-                [command, "serve"],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # outlive this hook and the Claude Code session
-                env=dict(environ),
+            return Started("another session started it just now"), None
+        if service is not None:
+            return start_service(
+                service, environ=environ, health_url=health_url, token=token, deadline=deadline
             )
-        while time.monotonic() < deadline:
-            if get_json(health_url, token, HEALTH_TIMEOUT_S) is not None:
-                return None
-            if process.poll() is not None:
-                return f"`live-memory serve` exited {process.returncode}: {last_line(log_path)}"
-            time.sleep(POLL_S)
-        return f"started `live-memory serve` (pid {process.pid}) but it is not answering yet"
+        assert command is not None
+        return start_backstop(
+            command, root, environ=environ, health_url=health_url, token=token, deadline=deadline
+        )
     finally:
         os.close(fd)
+
+
+def start_service(
+    service: list[str],
+    *,
+    environ: Mapping[str, str],
+    health_url: str,
+    token: str,
+    deadline: float,
+) -> tuple[Started | None, str | None]:
+    shown = " ".join(service)
+    try:
+        done = subprocess.run(
+            service,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=SERVICE_START_TIMEOUT_S,
+            env=dict(environ),
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"the live-memory service is installed but `{shown}` failed: {exc}"
+    if done.returncode != 0:
+        why = (done.stderr or done.stdout).strip().splitlines()
+        detail = why[-1][:300] if why else f"exit {done.returncode}"
+        return None, f"the live-memory service is installed but `{shown}` failed: {detail}"
+    while time.monotonic() < deadline:
+        if get_json(health_url, token, HEALTH_TIMEOUT_S) is not None:
+            return Started(f"the installed service was stopped; started it (`{shown}`)"), None
+        time.sleep(POLL_S)
+    return None, f"started the service (`{shown}`) but it is not answering yet"
+
+
+def start_backstop(
+    command: str,
+    root: Path,
+    *,
+    environ: Mapping[str, str],
+    health_url: str,
+    token: str,
+    deadline: float,
+) -> tuple[Started | None, str | None]:
+    log_path = root / "serve.log"
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            [command, "serve", "--as-service"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,  # outlive this hook and the Claude Code session
+            env=dict(environ),
+        )
+    while time.monotonic() < deadline:
+        if get_json(health_url, token, HEALTH_TIMEOUT_S) is not None:
+            how = (
+                f"started `live-memory serve --as-service` (pid {process.pid}, log {log_path}); "
+                "to keep it running: `live-memory install-service`"
+            )
+            return Started(how), None
+        if process.poll() is not None:
+            return None, f"`live-memory serve` exited {process.returncode}: {last_line(log_path)}"
+        time.sleep(POLL_S)
+    return None, f"started `live-memory serve` (pid {process.pid}) but it is not answering yet"
 
 
 def last_line(path: Path) -> str:
@@ -185,26 +276,49 @@ def bounded(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def banner_line(status: int, body: object, problem: str | None, url: str) -> str:
-    """The server's banner, the down line (and why), or what went wrong asking for it."""
+NEXT_SESSION = (
+    "the ask_live_memory tool connects from the next session "
+    "(Claude Code connected its MCP servers before this hook started the server)"
+)
+
+
+def banner_line(
+    status: int, body: object, problem: str | None, url: str, started: Started | None = None
+) -> str:
+    """The server's banner, the down line (and why), or what went wrong asking for it; when
+    this hook started the server, a second line saying how and when the tool comes."""
     if status == NO_ANSWER and problem is not None:
         return f"{down_line(url)}\n{BANNER_PREFIX}{problem}"
     if status == NO_ANSWER:
-        return f"{BANNER_PREFIX}running at {url}, but GET /api/banner did not answer in time"
-    text = body.get("banner") if isinstance(body, dict) else None
-    if 200 <= status < 300 and isinstance(text, str) and text.strip():
-        return text.strip()
-    return f"{BANNER_PREFIX}running at {url}, but GET /api/banner answered HTTP {status}"
+        line = f"{BANNER_PREFIX}running at {url}, but GET /api/banner did not answer in time"
+    else:
+        text = body.get("banner") if isinstance(body, dict) else None
+        if 200 <= status < 300 and isinstance(text, str) and text.strip():
+            line = text.strip()
+        else:
+            line = f"{BANNER_PREFIX}running at {url}, but GET /api/banner answered HTTP {status}"
+    if started is not None:
+        line += f"\n{BANNER_PREFIX}{started.how}; {NEXT_SESSION}"
+    return line
 
 
-def agent_context(status: int, body: object, cwd: str, with_summary: bool) -> str:
-    if status == NO_ANSWER:
+def agent_context(
+    status: int, body: object, cwd: str, with_summary: bool, started: Started | None = None
+) -> str:
+    if status == NO_ANSWER and started is None:
         return "live-memory is not running this session; ask_live_memory is unavailable."
-    context = (
-        f"live-memory is running: for broad questions about this codebase (where is X, how "
-        f"does Y work, what calls Z) call the ask_live_memory tool with cwd={cwd!r} before "
-        "reading many files yourself."
-    )
+    if started is not None:
+        context = (
+            "live-memory was not running when this session started, so its ask_live_memory "
+            "tool is not connected in this session: do not try to call it; explore the code "
+            "with your own tools. It will be available from the next session."
+        )
+    else:
+        context = (
+            f"live-memory is running: for broad questions about this codebase (where is X, how "
+            f"does Y work, what calls Z) call the ask_live_memory tool with cwd={cwd!r} before "
+            "reading many files yourself."
+        )
     summary = body.get("summary") if with_summary and isinstance(body, dict) else None
     if isinstance(summary, str) and summary.strip():
         context += (
@@ -224,16 +338,17 @@ def run(stdin: bytes, environ: Mapping[str, str]) -> dict[str, object]:
     query = {"cwd": cwd, **({"summary": "1"} if with_summary else {})}
     banner_url = f"{url}/api/banner?{urllib.parse.urlencode(query)}"
     problem = None
+    started = None
     status, body = fetch_json(banner_url, token, BANNER_TIMEOUT_S)
     if status == NO_ANSWER:
-        problem = start_server(environ, f"{url}/health", token)
+        started, problem = start_server(environ, f"{url}/health", token)
         if problem is None:
             status, body = fetch_json(banner_url, token, BANNER_TIMEOUT_S)
     return {
-        "systemMessage": banner_line(status, body, problem, url),
+        "systemMessage": banner_line(status, body, problem, url, started),
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
-            "additionalContext": agent_context(status, body, cwd, with_summary),
+            "additionalContext": agent_context(status, body, cwd, with_summary, started),
             "watchPaths": watch_paths(cwd),
         },
     }

@@ -179,7 +179,10 @@ def test_no_server_and_no_cli_prints_the_down_line_and_what_to_install(
     output = _output(world, {**world.at(port), "PATH": str(empty_bin)})
     down, why = str(output["systemMessage"]).split("\n")
     assert down == health_banner(None, None, server_url=f"http://127.0.0.1:{port}")
-    assert why.startswith("live-memory: `live-memory` is not installed or not on PATH")
+    assert why == (
+        "live-memory: `live-memory` is not installed or not on PATH: from a clone of the "
+        "live-memory repository run `make install-user`, then `live-memory install-service`"
+    )
     specific = _specific(output)
     assert "unavailable" in specific["additionalContext"]
     assert specific["watchPaths"]
@@ -238,6 +241,7 @@ def test_two_sessions_starting_at_once_start_exactly_one_server(
     world: HookWorld, cli_on_path: Path, started_servers: list[int]
 ) -> None:
     port = closed_port()
+    _service_env_file(world, f"LIVE_MEMORY_PORT={port}\n")
     env = {**world.at(port), "PATH": f"{cli_on_path}{os.pathsep}{world.env['PATH']}"}
     procs = [
         subprocess.Popen(
@@ -250,7 +254,8 @@ def test_two_sessions_starting_at_once_start_exactly_one_server(
         for _ in range(2)
     ]
     outputs = [proc.communicate(_start_payload(world).encode(), SCRIPT_TIMEOUT_S) for proc in procs]
-    lock = world.data / f"serve-{port}.lock"
+    # The backstop runs as the service would: its data dir, not Claude Code's plugin data.
+    lock = _service_data(world) / f"serve-{port}.lock"
     if lock.exists() and lock.read_text().strip().isdigit():
         started_servers.append(int(lock.read_text()))
     for proc, (out, err) in zip(procs, outputs, strict=True):
@@ -261,3 +266,100 @@ def test_two_sessions_starting_at_once_start_exactly_one_server(
     log = (world.data / "serve.log").read_text()
     assert log.count("live-memory serving on") == 1, log
     assert "already holds" not in log
+
+
+def _service_data(world: HookWorld) -> Path:
+    return Path(world.env["HOME"]) / ".local" / "share" / "live-memory"
+
+
+def _service_env_file(world: HookWorld, text: str) -> None:
+    path = Path(world.env["HOME"]) / ".config" / "live-memory" / "env"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_a_backstop_started_server_is_the_services_twin_and_the_banner_says_so(
+    world: HookWorld, cli_on_path: Path, started_servers: list[int]
+) -> None:
+    """Claude Code's own provider settings and plugin data dir do not leak into the server:
+    it takes the service's env file; the banner and context say the tool comes next session."""
+    port = closed_port()
+    _service_env_file(
+        world,
+        "# the service's settings\n"
+        "LIVE_MEMORY_PROVIDER=openai\n"
+        "LIVE_MEMORY_BASE_URL=http://127.0.0.1:9/v1\n"
+        'LIVE_MEMORY_API_KEY="sk-service-key"\n'
+        "LIVE_MEMORY_MODEL=service-model\n"
+        f"LIVE_MEMORY_PORT={port}\n",
+    )
+    env = {
+        **world.at(port),
+        "PATH": f"{cli_on_path}{os.pathsep}{world.env['PATH']}",
+        "ANTHROPIC_API_KEY": "sk-ant-api03-" + "c" * 40,  # Claude Code's, not the service's
+        "LIVE_MEMORY_MODEL": "claude-code-model",
+    }
+    output = _output(world, env)
+    lock = _service_data(world) / f"serve-{port}.lock"
+    assert lock.exists(), output
+    started_servers.append(int(lock.read_text()))
+    banner, started = str(output["systemMessage"]).split("\n")
+    assert banner.startswith(BANNER_PREFIX) and "not running" not in banner
+    assert started.startswith(f"{BANNER_PREFIX}started `live-memory serve --as-service` (pid ")
+    assert started.endswith(
+        "to keep it running: `live-memory install-service`; the ask_live_memory tool connects "
+        "from the next session (Claude Code connected its MCP servers before this hook started "
+        "the server)"
+    )
+    context = str(_specific(output)["additionalContext"])
+    assert "not connected in this session: do not try to call it" in context
+    assert "call the ask_live_memory tool" not in context
+    health = ServerProcess(world.data, {}, port=port).request("GET", "/health").json()
+    assert health["data_dir"] == str(_service_data(world))
+    assert (health["provider"], health["model"]) == ("openai", "service-model")
+
+
+def test_a_backstop_that_cannot_be_the_services_twin_refuses_clearly(
+    world: HookWorld, cli_on_path: Path
+) -> None:
+    port = closed_port()
+    _service_env_file(world, "LIVE_MEMORY_PORT=7799\n")
+    env = {**world.at(port), "PATH": f"{cli_on_path}{os.pathsep}{world.env['PATH']}"}
+    output = _output(world, env)
+    down, why = str(output["systemMessage"]).split("\n")
+    assert down == health_banner(None, None, server_url=f"http://127.0.0.1:{port}")
+    assert why == (
+        f"{BANNER_PREFIX}`live-memory serve` exited 2: live-memory: refusing to start as the "
+        "service: the service is configured with LIVE_MEMORY_PORT=7799 "
+        f"({Path(world.env['HOME']) / '.config' / 'live-memory' / 'env'}) but this session "
+        f"expects {port}: set LIVE_MEMORY_PORT to the same value in both"
+    )
+    assert "unavailable" in str(_specific(output)["additionalContext"])
+
+
+def test_an_installed_service_is_started_through_its_manager_first(
+    world: HookWorld, cli_on_path: Path, tmp_path: Path
+) -> None:
+    """A systemd user unit is the primary path: the hook asks systemctl, not the backstop."""
+    unit = Path(world.env["HOME"]) / ".config" / "systemd" / "user" / "live-memory.service"
+    unit.parent.mkdir(parents=True)
+    unit.write_text("[Service]\n")
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    calls = tmp_path / "systemctl.calls"
+    fake = tools / "systemctl"  # no user systemd in the test machine: record and refuse
+    fake.write_text(
+        f'#!/bin/sh\necho "$@" >> "{calls}"\n'
+        'echo "Failed to connect to bus: No medium found" >&2\nexit 1\n'
+    )
+    fake.chmod(0o755)
+    port = closed_port()
+    path = f"{tools}{os.pathsep}{cli_on_path}{os.pathsep}{world.env['PATH']}"
+    output = _output(world, {**world.at(port), "PATH": path})
+    assert calls.read_text() == "--user start live-memory.service\n"
+    _, why = str(output["systemMessage"]).split("\n")
+    assert why == (
+        f"{BANNER_PREFIX}the live-memory service is installed but `systemctl --user start "
+        "live-memory.service` failed: Failed to connect to bus: No medium found"
+    )
+    assert not (world.data / "serve.log").exists()  # no backstop behind the service's back
