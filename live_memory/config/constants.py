@@ -264,3 +264,13 @@ TRANSCRIPT_KEEP_SESSIONS: Final = 30  # start-up gc keeps the rows of this many 
 SQLITE_BUSY_TIMEOUT_S: Final = 5.0
 BLOCKING_CALL_THREADS: Final = 4  # the edge's pool for SQLite and file-system calls
 USAGE_BY_DAY_DEFAULT_DAYS: Final = 30
+
+# --- the plugin's spool, replayed by the server (gateway/spool_replay.py) ------------------
+SPOOL_DIR_NAME: Final = "spool"  # the hooks' spool directory is always named so
+SPOOL_FILE_NAME: Final = "events.jsonl"  # = plugin/scripts/notify.py's Spool.path
+SPOOL_LOCK_NAME: Final = ".lock"  # the flock the hooks take around the spool
+SPOOL_REPLAY_MAX_BYTES: Final = 16 * 1024 * 1024  # = the hooks' SPOOL_MAX_BYTES
+SPOOL_REPLAY_MAX_LINES: Final = 500  # = the hooks' SPOOL_MAX_EVENTS
+SPOOL_LOCK_WAIT_S: Final = 2.0
+SPOOL_REGISTRY_FILE_NAME: Final = "spools.json"  # in the data dir: spools to replay at start
+SPOOL_REGISTRY_MAX: Final = 16  # most recently seen spool directories kept

@@ -29,6 +29,7 @@ from live_memory.gateway.mcp_tools import build_mcp_server
 from live_memory.gateway.notify_fast_path import NotifyFastPath
 from live_memory.gateway.routes import build_routes
 from live_memory.gateway.service import LiveMemoryService
+from live_memory.gateway.spool_replay import SpoolDrain
 
 __all__ = ["create_app"]
 
@@ -77,10 +78,14 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
             json_response=False,
         )
         app.state.mcp = StreamableHTTPASGIApp(manager)
+        app.state.spools = SpoolDrain(live)
+        # Spooled hook bodies from while the server was down go in before new ones pile up.
+        drain = asyncio.ensure_future(app.state.spools.at_start())
         try:
             async with manager.run():
                 yield
         finally:
+            drain.cancel()
             await live.shutdown()
 
     routes = [

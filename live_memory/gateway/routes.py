@@ -154,6 +154,9 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
 
     async def banner(request: Request) -> Response:
         summary = request.query_params.get("summary") in ("1", "true")
+        spool = request.query_params.get("spool")
+        if spool:  # a session's first contact after the server was down: drain its spool first
+            await request.app.state.spools.named(spool)
         body = await _service(request).banner(request.query_params.get("cwd"), summary=summary)
         return ORJSONResponse(body)
 

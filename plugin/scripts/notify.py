@@ -13,8 +13,10 @@ disk) when the payload lacks it. Secret-looking, binary and oversize files never
 read of one is not forwarded at all, a write becomes a content-less "change" event.
 
 When the server is down (or answers 5xx) the body goes to a bounded spool (JSONL under
-$CLAUDE_PLUGIN_DATA/spool/, else ~/.local/share/live-memory/spool/; oldest dropped first); the
-next call that reaches the server replays the spool, in order, before its own event. A /notify
+$CLAUDE_PLUGIN_DATA/spool/, else ~/.local/share/live-memory/spool/; oldest dropped first). The
+server replays it itself (live_memory/gateway/spool_replay.py: when session-start names it, and
+at every start), under the same flock; the next call here that reaches the server replays what
+is still left, in order, before its own event. A /notify
 body is spooled as it is; a body for another route is wrapped as `{"route": R, "body": B}`.
 """
 

@@ -153,6 +153,13 @@ def installed_service(environ: Mapping[str, str]) -> list[str] | None:
     return None
 
 
+def has_spooled_events(spool: Path) -> bool:
+    try:
+        return (spool / "events.jsonl").stat().st_size > 0
+    except OSError:
+        return False
+
+
 def start_server(
     environ: Mapping[str, str], health_url: str, token: str
 ) -> tuple[Started | None, str | None]:
@@ -336,6 +343,9 @@ def run(stdin: bytes, environ: Mapping[str, str]) -> dict[str, object]:
     token = environ.get("LIVE_MEMORY_TOKEN", "").strip()
     with_summary = wants_summary(environ)
     query = {"cwd": cwd, **({"summary": "1"} if with_summary else {})}
+    spool = data_root(environ) / "spool"  # = notify.py's Spool.default(environ)
+    if has_spooled_events(spool):
+        query["spool"] = str(spool)  # the server replays it, remembers it, and at every start
     banner_url = f"{url}/api/banner?{urllib.parse.urlencode(query)}"
     problem = None
     started = None
