@@ -25,6 +25,7 @@ from live_memory.gateway.body import read_body
 from live_memory.gateway.config_route import build_config_route
 from live_memory.gateway.error_map import error_payload
 from live_memory.gateway.guard import Guard, allowed_hostnames
+from live_memory.gateway.jsonrpc_check import jsonrpc_problem
 from live_memory.gateway.mcp_tools import build_mcp_server
 from live_memory.gateway.notify_fast_path import NotifyFastPath
 from live_memory.gateway.routes import build_routes
@@ -121,16 +122,20 @@ class _McpEndpoint:
         try:
             body = await read_body(receive, length, service.settings)
         except LiveMemoryError as exc:
-            status, payload = error_payload(exc)
-            data = orjson.dumps(payload)
-            headers = [
-                (b"content-type", b"application/json"),
-                (b"content-length", b"%d" % len(data)),
-            ]
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": data})
+            await _send_json(send, *error_payload(exc))
+            return
+        problem = jsonrpc_problem(body)
+        if problem is not None:
+            await _send_json(send, 400, problem)
             return
         await mcp(scope, _replay(body, receive), send)
+
+
+async def _send_json(send: Send, status: int, payload: object) -> None:
+    data = orjson.dumps(payload)
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(data))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -1,16 +1,25 @@
-"""The MCP surface: `ask_live_memory` (and, opt-in, the async submit/result pair)."""
+"""The MCP surface: `ask_live_memory` (and, opt-in, the async submit/result pair).
+
+The server advertises what it has and nothing more: tools (no prompts, no resources), its
+package version as `serverInfo.version` (the same string as `/health` and `--version`), and
+for each parameter a description and the bounds `ask_arguments` enforces.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
+from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
+from pydantic import Field
 
+from live_memory import __version__
 from live_memory.errors import LiveMemoryError
+from live_memory.gateway.ask_arguments import AnswerTokensParam, CwdParam, QuestionParam
 from live_memory.gateway.service import LiveMemoryService
 
 __all__ = ["ASK_DESCRIPTION", "build_mcp_server"]
@@ -29,13 +38,39 @@ before exploring; it cannot edit files. Always pass `cwd` = the ABSOLUTE path of
 root you are working in. Optional `max_answer_tokens` raises or lowers the answer length.
 """
 
+_JobIdParam = Annotated[
+    str,
+    Field(min_length=1, description="The job_id that ask_live_memory_submit returned."),
+]
 _READ_ONLY = ToolAnnotations(
     title="Ask Live Memory", read_only_hint=True, destructive_hint=False, open_world_hint=False
 )
 
 
+# Request methods MCPServer always registers for features this server does not offer; with
+# them registered it would advertise `prompts` and `resources` capabilities it lacks.
+_UNOFFERED_METHODS = (
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+)
+
+
 def build_mcp_server(service: LiveMemoryService) -> MCPServer:
-    server = MCPServer("live-memory", instructions=ASK_DESCRIPTION, log_level="WARNING")
+    server = MCPServer(
+        "live-memory",
+        title="Live Memory",
+        instructions=ASK_DESCRIPTION,
+        version=__version__,
+        log_level="WARNING",
+    )
+    handlers = server._lowlevel_server._request_handlers  # no public way to drop them
+    for method in _UNOFFERED_METHODS:
+        handlers.pop(method, None)
 
     @server.tool(
         name="ask_live_memory",
@@ -44,7 +79,10 @@ def build_mcp_server(service: LiveMemoryService) -> MCPServer:
         structured_output=False,
     )
     async def ask_live_memory(
-        question: str, cwd: str, ctx: Context, max_answer_tokens: int | None = None
+        question: QuestionParam,
+        cwd: CwdParam,
+        ctx: Context,
+        max_answer_tokens: AnswerTokensParam = None,
     ) -> str:
         task = asyncio.ensure_future(service.ask(question, cwd, max_answer_tokens))
         started = time.monotonic()
@@ -81,7 +119,7 @@ def _add_async_tools(server: MCPServer, service: LiveMemoryService) -> None:
         structured_output=False,
     )
     async def ask_live_memory_submit(
-        question: str, cwd: str, max_answer_tokens: int | None = None
+        question: QuestionParam, cwd: CwdParam, max_answer_tokens: AnswerTokensParam = None
     ) -> str:
         try:
             service.check_ask(question, cwd, max_answer_tokens)
@@ -99,7 +137,7 @@ def _add_async_tools(server: MCPServer, service: LiveMemoryService) -> None:
         annotations=_READ_ONLY,
         structured_output=False,
     )
-    async def ask_live_memory_result(job_id: str) -> str:
+    async def ask_live_memory_result(job_id: _JobIdParam) -> str:
         try:
             text = jobs.result(job_id.strip().removeprefix("job_id="))
         except (LiveMemoryError, TimeoutError) as exc:
@@ -108,6 +146,6 @@ def _add_async_tools(server: MCPServer, service: LiveMemoryService) -> None:
 
 
 async def _answer_text(
-    service: LiveMemoryService, question: str, cwd: str, max_answer_tokens: int | None
+    service: LiveMemoryService, question: object, cwd: object, max_answer_tokens: object
 ) -> str:
     return (await service.ask(question, cwd, max_answer_tokens)).text

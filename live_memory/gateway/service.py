@@ -45,7 +45,8 @@ from live_memory.agent import Services, build_services, clamp_answer_tokens
 from live_memory.agent.services import Stores
 from live_memory.config import Settings, canonical_workspace
 from live_memory.config import constants as C
-from live_memory.errors import InputError, LiveMemoryError, PayloadTooLarge, ShuttingDown
+from live_memory.errors import InputError, LiveMemoryError, ShuttingDown
+from live_memory.gateway import ask_arguments
 from live_memory.gateway.blocking import BlockingCalls
 from live_memory.gateway.bridge import wait_reply
 from live_memory.gateway.jobs import JobRunner
@@ -95,30 +96,6 @@ def _fact(item: object, index: int) -> LedgerFact:
     return LedgerFact(
         item["text"], tuple((s[0], s[1]) for s in sources), category, bool(item.get("stale"))
     )
-
-
-def _question(value: object, limit: int) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InputError("question must be a non-empty string")
-    if len(value) > limit:
-        raise PayloadTooLarge(
-            f"question is {len(value)} characters; LIVE_MEMORY_MAX_QUESTION_CHARS is {limit}"
-        )
-    return value.strip()
-
-
-def _cwd(value: object) -> str:
-    if not isinstance(value, str) or not value:
-        raise InputError("cwd must be the absolute path of your repository root")
-    return value
-
-
-def _answer_tokens(value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InputError("max_answer_tokens must be a non-negative integer")
-    return value
 
 
 class LiveMemoryService:
@@ -173,9 +150,10 @@ class LiveMemoryService:
 
         Raises InputError, PayloadTooLarge, ShuttingDown or NoProviderConfigured.
         """
-        text, where = _question(question, self.settings.max_question_chars), _cwd(cwd)
+        text = ask_arguments.question(question, self.settings.max_question_chars)
+        where = ask_arguments.cwd(cwd)
         canonical_workspace(where, canonicalize=False)  # fail fast: relative, missing, file
-        requested = _answer_tokens(max_answer_tokens)
+        requested = ask_arguments.answer_tokens(max_answer_tokens)
         tokens = clamp_answer_tokens(requested, self.settings.max_answer_tokens)
         if self.closing:
             raise ShuttingDown("the server is shutting down")
@@ -206,7 +184,7 @@ class LiveMemoryService:
         self, cwd: object, make: Callable[[Future[T]], Any], *, activate: bool = True
     ) -> T:
         reply: Future[T] = Future()
-        self._send(_cwd(cwd), make(reply), activate=activate)
+        self._send(ask_arguments.cwd(cwd), make(reply), activate=activate)
         return await wait_reply(reply, C.EDGE_REPLY_TIMEOUT_S)
 
     def _send(self, cwd: str, message: Any, *, activate: bool = True) -> None:
@@ -268,7 +246,7 @@ class LiveMemoryService:
         settings = self.settings
         root = await self.blocking.run(
             canonical_workspace,
-            _cwd(body.get("cwd")),
+            ask_arguments.cwd(body.get("cwd")),
             canonicalize=settings.canonicalize_workspace,
             mode=settings.repo_root_mode,
         )
