@@ -55,6 +55,7 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/api/export"),
     ("POST", "/api/import"),
     ("GET", "/api/banner"),
+    ("GET", "/config"),
     ("POST", "/notify"),
     ("POST", "/mcp"),
     ("GET", "/mcp"),
