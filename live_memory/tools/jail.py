@@ -1,19 +1,22 @@
 """The one path jail, and the only code that opens workspace files.
 
-Every path a model (or a hook payload) names goes through `resolve_in_root`: NUL bytes are
-refused, symlinks are resolved first, and the result must stay under the resolved root. Files
-are then opened by `read_workspace_text` / `read_workspace_bytes` (one file a model named) or
-a `ListedFileReader` (the many files of a search), which refuse anything that is not a regular
-file and never block on a FIFO or a device.
+Every path a model (or a hook payload) names is checked by name first (`resolve_in_root`:
+NUL bytes, encodings, `..` and links leaving the root are refused, for messages and for
+deciding what to search), and every open goes through `open_in_root`: relative to the root's
+descriptor, confined by the kernel or by a no-follow walk (see `beneath`), so swapping a
+directory for a symlink between the check and the open gains nothing. What was opened is
+then checked again by where it really is: secret files, git's own files (`.git` at any
+depth, and a git directory a `.git` file points to) and anything but a regular file are
+refused, and no open blocks on a FIFO or a device.
 """
 
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import logging
 import os
-import re
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +29,7 @@ from live_memory.config.constants import (
 )
 from live_memory.errors import LiveMemoryError, PathOutsideWorkspace
 from live_memory.hygiene import is_secret_path, looks_binary, redact_secrets
+from live_memory.tools.beneath import OpenedPath, open_beneath
 from live_memory.tools.outcome import FileRead
 from live_memory.tools.text import decode_text
 
@@ -33,7 +37,11 @@ __all__ = [
     "ListedFileReader",
     "UnreadableFile",
     "UnreadableReason",
+    "check_regular",
     "current_sha256",
+    "git_internal",
+    "open_in_root",
+    "pointed_git_dirs",
     "read_workspace_bytes",
     "read_workspace_text",
     "relative_to_root",
@@ -43,24 +51,19 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 UnreadableReason = Literal[
-    "missing", "directory", "special", "too_large", "binary", "secret", "unreadable"
+    "missing", "directory", "special", "too_large", "binary", "secret", "unreadable", "git"
 ]
 
-# O_NONBLOCK: opening a FIFO must not wait for a writer. O_NOFOLLOW: the path was resolved by
-# the jail, so a symlink appearing at the last component now means someone swapped it in.
-_OPEN_FLAGS = (
-    os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-)
-# A listing path that needs no resolving: relative, without '', '.' or '..' parts.
-_PLAIN_REL = re.compile(r"(?:(?!\.\.?/)[^/\x00]+/)*(?!\.\.?$)[^/\x00]+")
+_GIT = ".git"
+_GITDIR_FILE_MAX_BYTES = 4096
 
 
 class UnreadableFile(LiveMemoryError):
     """A path inside the workspace that is not a readable text file for the model.
 
     `reason` says why: missing, directory, special (FIFO, socket, device), too_large, binary,
-    secret or unreadable (permissions, symlink loops). The message is written for the model
-    and names the path.
+    secret, git (git's own files) or unreadable (permissions, symlink loops). The message is
+    written for the model and names the path.
     """
 
     def __init__(self, message: str, reason: UnreadableReason) -> None:
@@ -160,42 +163,152 @@ def read_workspace_bytes(
     For callers that must see the real bytes (hashing, searching) and never show them as is.
     Raises like `read_workspace_text`, except for the binary check.
     """
-    # The root is resolved once here: this runs for every file a fallback Grep searches.
-    real_root = os.path.realpath(root)
-    resolved = Path(_jail(real_root, rel_or_abs))
-    rel = _relative(str(resolved), real_root)
-    # The name the caller used counts too: a link called `.env` stays secret wherever it points.
-    given = os.path.normpath(rel_or_abs) if rel_or_abs else rel
-    if is_secret_path(rel, secret_patterns) or is_secret_path(given, secret_patterns):
-        raise UnreadableFile(
-            f"{rel or rel_or_abs} looks like a secret file (keys, credentials, .env); "
-            "its contents are withheld",
-            "secret",
-        )
-    data = _read_regular(resolved, rel or ".", max_bytes)
+    opened = open_in_root(root, rel_or_abs, secret_patterns=secret_patterns)
+    check_regular(opened.fd, opened.rel or rel_or_abs)
+    data = _read_fd(opened.fd, opened.rel, max_bytes)
+    rel = opened.rel
     return data, FileRead(path=rel, sha256=hashlib.sha256(data).hexdigest(), size=len(data))
 
 
-class ListedFileReader:
-    """Reads many files named by the workspace listing, cheaply and still jailed.
+def open_in_root(
+    root: Path,
+    rel_or_abs: str,
+    *,
+    secret_patterns: Sequence[str] = DEFAULT_SECRET_PATH_PATTERNS,
+    directory: bool = False,
+) -> OpenedPath:
+    """Open a workspace path without following anything out of the root (race-free).
 
-    `realpath` costs a syscall per path component, per file; a listing's files share a few
-    hundred directories. So each directory is resolved once (it must resolve to itself: no
-    symlinked directory on the way) and files are opened with O_NOFOLLOW; a file that is
-    itself a symlink goes through the full jail. Holds a cache: use one per search, not
-    across threads. Raises PathOutsideWorkspace and UnreadableFile like the functions above.
+    Returns the descriptor (the caller closes it) and where it really is. Raises
+    PathOutsideWorkspace when the path leads outside, UnreadableFile when it is missing,
+    secret (by the name given or by where it leads) or inside a git directory.
+    """
+    real_root = os.path.realpath(root)
+    rel = _lexical(real_root, rel_or_abs)
+    given = os.path.normpath(rel) if rel else ""
+    if given and (git_internal(real_root, given) or is_secret_path(given, secret_patterns)):
+        raise _refusal(given, git=git_internal(real_root, given))
+    try:
+        opened = open_beneath(real_root, rel, directory=directory)
+    except FileNotFoundError:
+        raise UnreadableFile(f"{given or rel_or_abs} does not exist", "missing") from None
+    except NotADirectoryError:
+        kind = "is not a directory" if directory else "does not exist (a parent is a file)"
+        raise UnreadableFile(f"{given} {kind}", "missing") from None
+    except OSError as exc:
+        if exc.errno == errno.EXDEV:
+            raise PathOutsideWorkspace(
+                f"path {rel_or_abs!r} is outside the workspace {real_root}; "
+                "use a path relative to the workspace root"
+            ) from None
+        raise UnreadableFile(
+            f"{given or rel_or_abs} cannot be opened: {exc.strerror}", "unreadable"
+        ) from None
+    # The name the caller used counts (a link called `.env` stays secret wherever it
+    # points), and so does where it leads.
+    real = opened.rel
+    if real and (git_internal(real_root, real) or is_secret_path(real, secret_patterns)):
+        os.close(opened.fd)
+        raise _refusal(given or real, git=git_internal(real_root, real))
+    return opened
+
+
+def git_internal(real_root: str, rel: str, git_dirs: tuple[str, ...] | None = None) -> bool:
+    """Is the workspace-relative `rel` inside a git directory: a `.git` at any depth (nested
+    repositories and submodules too), or the git directory the root's `.git` file names?
+
+    `git_dirs` (from `pointed_git_dirs`) saves a stat per path when checking many.
+    """
+    if ".git" in rel and (
+        rel == _GIT or rel.startswith(".git/") or "/.git/" in rel or rel.endswith("/.git")
+    ):
+        return True
+    for elsewhere in pointed_git_dirs(real_root) if git_dirs is None else git_dirs:
+        if rel == elsewhere or rel.startswith(elsewhere + "/"):
+            return True
+    return False
+
+
+def pointed_git_dirs(real_root: str) -> tuple[str, ...]:
+    """The git directory the root's `.git` file points to, when it lies inside the root
+    (a `--separate-git-dir` placed in the work tree); usually none."""
+    found = _pointed_git_dir(real_root, _stamp(os.path.join(real_root, _GIT)))
+    return (found,) if found else ()
+
+
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_mtime_ns, info.st_size) if stat.S_ISREG(info.st_mode) else None
+
+
+@functools.lru_cache(maxsize=64)
+def _pointed_git_dir(real_root: str, stamp: tuple[int, int, int] | None) -> str | None:
+    """The root-relative git directory a `.git` file (`gitdir: ...`) names, when inside."""
+    if stamp is None:
+        return None
+    try:
+        opened = open_beneath(real_root, _GIT)
+        data = _read_fd(opened.fd, _GIT, _GITDIR_FILE_MAX_BYTES)
+    except (OSError, UnreadableFile):
+        return None
+    text = data.decode("utf-8", errors="replace").strip()
+    if not text.startswith("gitdir:"):
+        return None
+    target = os.path.realpath(os.path.join(real_root, text[len("gitdir:") :].strip()))
+    prefix = real_root.rstrip("/") + "/"
+    return target[len(prefix) :] if target.startswith(prefix) else None
+
+
+def _refusal(shown: str, *, git: bool) -> UnreadableFile:
+    if git:
+        return UnreadableFile(
+            f"{shown} is inside a git directory (repository internals such as config hold "
+            "credentials); use git_search or get_changed_files for history and changes",
+            "git",
+        )
+    return UnreadableFile(
+        f"{shown} looks like a secret file (keys, credentials, .env); its contents are withheld",
+        "secret",
+    )
+
+
+def _lexical(real_root: str, user_path: str) -> str:
+    """The user's path relative to the root, by name only (the open confines it)."""
+    if not isinstance(user_path, str):
+        raise PathOutsideWorkspace(f"path must be a string, got {type(user_path).__name__}")
+    if "\x00" in user_path:
+        raise PathOutsideWorkspace("path contains a NUL byte")
+    try:
+        os.fsencode(user_path)
+    except UnicodeError:
+        raise PathOutsideWorkspace(
+            f"path {user_path!r} cannot be encoded for this filesystem"
+        ) from None
+    if not os.path.isabs(user_path):
+        return user_path
+    if _is_within(os.path.normpath(user_path), real_root):
+        return _relative(os.path.normpath(user_path), real_root)
+    # The root named through a link (macOS /tmp -> /private/tmp): map the name.
+    return _relative(_jail(real_root, user_path), real_root)
+
+
+class ListedFileReader:
+    """Reads many files named by the workspace listing (a Grep without rg), still jailed.
+
+    Raises PathOutsideWorkspace and UnreadableFile like the functions above.
     """
 
     def __init__(self, root: Path, secret_patterns: Sequence[str]) -> None:
-        self._root = os.path.realpath(root)
+        self._root = Path(os.path.realpath(root))
         self._secret_patterns = tuple(secret_patterns)
-        self._plain_dirs: dict[str, bool] = {}
 
     def head(self, rel: str, size: int = BINARY_SNIFF_BYTES + 1) -> bytes:
         """The first `size` bytes (enough for `looks_binary`)."""
         fd = self._open(rel)
         try:
-            # A plain os.read: this runs once per matching file of a search, buffering is waste.
             return os.read(fd, size)
         finally:
             os.close(fd)
@@ -205,38 +318,9 @@ class ListedFileReader:
         return _read_fd(self._open(rel), rel, max_bytes)
 
     def _open(self, rel: str) -> int:
-        if is_secret_path(rel, self._secret_patterns):
-            raise UnreadableFile(f"{rel} looks like a secret file; contents withheld", "secret")
-        directory = rel.rpartition("/")[0]
-        if not _PLAIN_REL.fullmatch(rel) or not self._is_plain_dir(directory):
-            return self._open_jailed(rel)
-        try:
-            fd = os.open(os.path.join(self._root, rel), _OPEN_FLAGS)
-        except FileNotFoundError:
-            raise UnreadableFile(f"{rel} does not exist", "missing") from None
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:  # the file itself is a symlink
-                return self._open_jailed(rel)
-            raise UnreadableFile(f"{rel} cannot be opened: {exc.strerror}", "unreadable") from None
-        _check_fd_regular(fd, rel)
-        return fd
-
-    def _open_jailed(self, rel: str) -> int:
-        resolved = _jail(self._root, rel)
-        if is_secret_path(_relative(resolved, self._root), self._secret_patterns):
-            raise UnreadableFile(f"{rel} leads to a secret file; contents withheld", "secret")
-        return _open_regular(Path(resolved), rel)
-
-    def _is_plain_dir(self, directory: str) -> bool:
-        known = self._plain_dirs.get(directory)
-        if known is None:
-            full = os.path.join(self._root, directory) if directory else self._root
-            known = self._plain_dirs[directory] = os.path.realpath(full) == full
-        return known
-
-
-def _read_regular(resolved: Path, shown: str, max_bytes: int) -> bytes:
-    return _read_fd(_open_regular(resolved, shown), shown, max_bytes)
+        opened = open_in_root(self._root, rel, secret_patterns=self._secret_patterns)
+        check_regular(opened.fd, rel)
+        return opened.fd
 
 
 def _read_fd(fd: int, shown: str, max_bytes: int) -> bytes:
@@ -253,32 +337,8 @@ def _read_fd(fd: int, shown: str, max_bytes: int) -> bytes:
     return data
 
 
-def _open_regular(resolved: Path, shown: str) -> int:
-    """Open for reading and return the descriptor, or refuse anything but a regular file."""
-    try:
-        before = os.stat(resolved)
-    except FileNotFoundError:
-        raise UnreadableFile(f"{shown} does not exist", "missing") from None
-    except NotADirectoryError:
-        raise UnreadableFile(f"{shown} does not exist (a parent is a file)", "missing") from None
-    except OSError as exc:  # permissions, symlink loops
-        raise UnreadableFile(f"{shown} cannot be read: {exc.strerror}", "unreadable") from None
-    _require_regular(before.st_mode, shown)
-    try:
-        fd = os.open(resolved, _OPEN_FLAGS)
-    except FileNotFoundError:
-        raise UnreadableFile(f"{shown} does not exist", "missing") from None
-    except OSError as exc:
-        # ELOOP: a symlink was swapped in after the jail resolved the path; ENXIO: a socket.
-        reason: UnreadableReason = (
-            "special" if exc.errno in (errno.ELOOP, errno.ENXIO) else "unreadable"
-        )
-        raise UnreadableFile(f"{shown} cannot be opened: {exc.strerror}", reason) from None
-    _check_fd_regular(fd, shown)
-    return fd
-
-
-def _check_fd_regular(fd: int, shown: str) -> None:
+def check_regular(fd: int, shown: str) -> None:
+    """Raise UnreadableFile (closing `fd`) unless it is a regular file."""
     try:
         _require_regular(os.fstat(fd).st_mode, shown)
     except BaseException:
@@ -300,7 +360,7 @@ def _require_regular(mode: int, shown: str) -> None:
 def _too_large(shown: str, size: int, max_bytes: int) -> str:
     return (
         f"{shown} is {size / 1_048_576:.1f} MiB, over the {max_bytes / 1_048_576:.1f} MiB "
-        "read limit; use Grep to search it instead"
+        "read limit; Grep searches it (pattern and path) and shows the matching lines"
     )
 
 

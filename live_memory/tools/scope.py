@@ -13,7 +13,13 @@ from pathlib import Path
 from live_memory.errors import PathOutsideWorkspace
 from live_memory.hygiene import is_secret_path
 from live_memory.path_glob import glob_set
-from live_memory.tools.jail import UnreadableFile, relative_to_root, resolve_in_root
+from live_memory.tools.jail import (
+    UnreadableFile,
+    git_internal,
+    pointed_git_dirs,
+    relative_to_root,
+    resolve_in_root,
+)
 from live_memory.tools.listing import list_workspace_files
 
 __all__ = ["Scope"]
@@ -33,7 +39,11 @@ class Scope:
 
     def visible(self, rel: str) -> bool:
         """May the model see this workspace-relative file at all?"""
-        return not is_secret_path(rel, self.secret_patterns) and self.monitored(rel)
+        return (
+            not is_secret_path(rel, self.secret_patterns)
+            and self.monitored(rel)
+            and not git_internal(str(self.root), rel)
+        )
 
     def invisible_paths(self, paths: Collection[str]) -> set[str]:
         """Those of `paths` that are not `visible`; cheap for the 20k paths of a big search.
@@ -42,6 +52,9 @@ class Scope:
         literal piece of some secret pattern); only those get the full test.
         """
         hidden: set[str] = set()
+        git_dirs = pointed_git_dirs(str(self.root))
+        if git_dirs or ".git" in "\0".join(paths):  # one C-level scan usually says none
+            hidden.update(p for p in paths if git_internal(str(self.root), p, git_dirs))
         if self.secret_patterns and paths:
             patterns = self.secret_patterns
             suspects = _secret_suspects(patterns, paths)
@@ -61,6 +74,12 @@ class Scope:
         `given` is the name the model used; a link called `.env` is secret wherever it points.
         """
         names = (rel,) if not given else (rel, os.path.normpath(given))
+        if any(git_internal(str(self.root), name) for name in names):
+            raise UnreadableFile(
+                f"{given or rel} is inside a git directory (repository internals such as "
+                "config hold credentials); use git_search or get_changed_files instead",
+                "git",
+            )
         if any(is_secret_path(name, self.secret_patterns) for name in names):
             raise UnreadableFile(
                 f"{given or rel} looks like a secret file (keys, credentials, .env); "
@@ -81,7 +100,13 @@ class Scope:
         if user_path is None or user_path.strip() in ("", ".", "./"):
             return self.root, ""
         resolved = resolve_in_root(self.root, user_path.strip())
-        return resolved, relative_to_root(self.root, resolved)
+        rel = relative_to_root(self.root, resolved)
+        given = os.path.normpath(user_path.strip())
+        if git_internal(str(self.root), rel) or (
+            not os.path.isabs(given) and git_internal(str(self.root), given)
+        ):
+            self.require_visible(rel, given=user_path.strip())  # raises the git refusal
+        return resolved, rel
 
     def files_under(self, rel_dir: str) -> list[str]:
         """Visible workspace files below `rel_dir` ('' = all), sorted, workspace-relative."""

@@ -1,0 +1,173 @@
+"""Grep on ripgrep as it is: what rg decides (ignores, binaries, links), what Grep adds
+(git internals, globs that never resurrect ignored files, submodules, big files, redaction
+of the lines shown with their neighbourhood), and a fallback that cannot freeze the server."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from live_memory.config.constants import READ_MAX_FILE_BYTES, SECRET_REDACTION
+from live_memory.tools import Toolbox
+from tests.support.repo import git, make_repo
+from tests.tools.conftest import write_tree
+
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    + "".join(f"MIIEpAIBAAKCAQEA{n:02d}q8d0sVbVZx3mZr0aQ9Jk2TcLr6GhP\n" for n in range(30))
+    + "TODOabc==\n"  # the short last body line, alone it looks like nothing
+    + "-----END RSA PRIVATE KEY-----\n"
+)
+
+
+def _paths(text: str) -> list[str]:
+    if text.startswith("No matches"):
+        return []
+    return [line for line in text.split("\n") if line and not line.startswith(("Found", "["))]
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("rg")
+    library = make_repo(base / "library", {"lib.py": "def vendored():  # TODO upstream\n"})
+    root = make_repo(
+        base / "repo",
+        {
+            ".gitignore": "*.log\nbuild/\n",
+            "src/app.py": "# TODO: ship it\n",
+            "src/deep/test_x.py": "TODO deep\n",
+            "docs/a.md": "TODO docs\n",
+            "keys/fixture.txt": "intro\n" + PEM,
+        },
+    )
+    write_tree(root, {"debug.log": "TODO ignored log\n", "build/out.py": "TODO built\n"})
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "vendor")
+    git(root, "commit", "-q", "-m", "submodule")
+    git(root, "config", "http.extraheader", "TODO basic dG9rZW4=")  # what CI checkouts write
+    nested = root / "nested"
+    nested.mkdir()
+    git(nested, "init", "-q")
+    (nested / ".git" / "description").write_text("TODO nested internals\n", encoding="utf-8")
+    big = root / "big.txt"
+    with big.open("wb") as handle:
+        handle.write(b"start\n")
+        handle.write((b"filler line\n") * ((READ_MAX_FILE_BYTES // 12) + 1000))
+        handle.write(b"TODO at the end of a big file\n")
+    return root
+
+
+def test_rg_decides_ignores_and_grep_never_searches_git_internals(repo: Path) -> None:
+    text = Toolbox(repo).run("Grep", {"pattern": "TODO"}).text
+    assert _paths(text) == [
+        "big.txt",
+        "docs/a.md",
+        "keys/fixture.txt",
+        "src/app.py",
+        "src/deep/test_x.py",
+        "vendor/lib.py",  # a submodule's content is part of the workspace
+    ]
+    for path in (".git", "nested/.git"):
+        refused = Toolbox(repo).run("Grep", {"pattern": "TODO", "path": path})
+        assert refused.is_error
+        assert "git directory" in refused.text
+
+
+@pytest.mark.parametrize(
+    ("glob", "expected"),
+    [
+        ("*.log", []),  # a glob never resurrects an ignored file
+        ("*.py", ["src/app.py", "src/deep/test_x.py", "vendor/lib.py"]),
+        ("src/**/test_*.py", ["src/deep/test_x.py"]),
+        ("src/*.py", ["src/app.py"]),
+        ("!*.{py,txt}", ["docs/a.md"]),
+        ("!src/**", ["big.txt", "docs/a.md", "keys/fixture.txt", "vendor/lib.py"]),
+        ("{docs,vendor}/*", ["docs/a.md", "vendor/lib.py"]),
+    ],
+)
+def test_globs_narrow_the_walk_and_apply_exactly(
+    repo: Path, glob: str, expected: list[str]
+) -> None:
+    text = Toolbox(repo).run("Grep", {"pattern": "TODO", "glob": glob}).text
+    assert _paths(text) == expected, text
+
+
+def test_a_file_read_refuses_as_too_big_is_searched_and_shown_capped(repo: Path) -> None:
+    toolbox = Toolbox(repo)
+    refused = toolbox.run("Read", {"file_path": "big.txt"})
+    assert refused.is_error
+    assert "Grep searches it" in refused.text
+    named = toolbox.run("Grep", {"pattern": "TODO", "path": "big.txt", "output_mode": "content"})
+    number = (READ_MAX_FILE_BYTES // 12) + 1000 + 2
+    assert named.text == f"big.txt:{number}:TODO at the end of a big file"
+    walked = toolbox.run("Grep", {"pattern": "filler", "output_mode": "content", "head_limit": 3})
+    assert walked.text.split("\n")[:3] == [f"big.txt:{n}:filler line" for n in (2, 3, 4)]
+    assert "more exist" in walked.text
+
+
+def test_lines_inside_a_pem_block_are_redacted_with_their_neighbourhood(repo: Path) -> None:
+    text = (
+        Toolbox(repo)
+        .run(
+            "Grep",
+            {"pattern": "^TODOabc|^MIIEpAIBAAKCAQEA05", "path": "keys", "output_mode": "content"},
+        )
+        .text
+    )
+    assert "TODOabc" not in text
+    assert "MIIEpAIBAAKCAQEA05" not in text
+    assert text.count(SECRET_REDACTION) == 2, text
+
+
+def test_submodule_content_is_searched_and_globbed(repo: Path) -> None:
+    toolbox = Toolbox(repo)
+    found = toolbox.run("Grep", {"pattern": "vendored", "output_mode": "content"})
+    assert found.text == "vendor/lib.py:1:def vendored():  # TODO upstream"
+    inside = toolbox.run("Grep", {"pattern": "vendored", "path": "vendor"})
+    assert _paths(inside.text) == ["vendor/lib.py"]
+
+
+def test_outside_git_rg_honours_gitignore_and_skips_dependency_trees(tmp_path: Path) -> None:
+    root = write_tree(
+        tmp_path / "plain",
+        {
+            ".gitignore": "*.log\n",
+            "a.py": "TODO a\n",
+            "x.log": "TODO log\n",
+            "node_modules/pkg/index.js": "TODO dependency\n",
+        },
+    )
+    assert _paths(Toolbox(root).run("Grep", {"pattern": "TODO"}).text) == ["a.py"]
+
+
+def test_the_python_fallback_runs_a_catastrophic_regex_without_freezing_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_tree(tmp_path / "plain", {"a.txt": "a" * 40 + "!\n"})
+    monkeypatch.setattr("live_memory.tools.grep.TOOL_SUBPROCESS_TIMEOUT_S", 2.0)
+    toolbox = Toolbox(root, use_ripgrep=False)
+    ticks = 0
+    done = threading.Event()
+
+    def tick() -> None:  # the GIL stays free: this thread keeps running meanwhile
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            time.sleep(0.01)
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    started = time.monotonic()
+    try:
+        outcome = toolbox.run("Grep", {"pattern": "^(a+)+$"})  # 2^40 steps when backtracking
+    finally:
+        done.set()
+        ticker.join()
+    assert outcome.is_error
+    assert "ran out of time" in outcome.text
+    assert time.monotonic() - started < 30
+    assert ticks >= 20
+    assert not os.path.exists(root / "core")
