@@ -204,7 +204,14 @@ def import_facts(actor: WorkspaceActor, message: ImportFacts) -> None:
     actor.dirty = True
     actor._flush()
     write_insights(actor)
-    message.reply.set_result({"added": added, "ledger_facts": len(actor.window.ledger)})
+    held, cap = len(actor.window.ledger), actor.services.settings.max_ledger_facts
+    reply: dict[str, object] = {"added": added, "ledger_facts": held}
+    if held >= cap:
+        reply["ledger_full"] = (
+            f"the ledger holds LIVE_MEMORY_MAX_LEDGER_FACTS ({cap}) facts; facts past it "
+            "were not added (export, prune and re-import, or raise the limit)"
+        )
+    message.reply.set_result(reply)
 
 
 def describe(actor: WorkspaceActor, message: DescribeMemory) -> None:
@@ -236,7 +243,7 @@ def write_insights(actor: WorkspaceActor) -> None:
 
 def learn(actor: WorkspaceActor, facts: list[LedgerFact]) -> int:
     """Merge facts; logged for replay so a concurrent fork's commit cannot lose them."""
-    added = actor.window.learn(facts)
+    added = actor.window.learn(facts, actor.services.settings.max_ledger_facts)
     if actor.in_flight and facts:
         actor.seq += 1
         actor.notify_log.append((actor.seq, tuple(facts)))

@@ -148,7 +148,7 @@ def commit(actor: WorkspaceActor, commit: Commit) -> None:
             if isinstance(event, FileEvent):
                 actor.ingestor.apply(window, event.path, event.kind, event.content)
             else:
-                window.learn(event)
+                window.learn(event, actor.services.settings.max_ledger_facts)
         window.recently_modified = list(
             dict.fromkeys([*window.recently_modified, *actor.window.recently_modified])
         )

@@ -70,6 +70,9 @@ class Settings:
     max_body_bytes: int = C.MAX_BODY_BYTES
     max_notify_events: int = C.MAX_NOTIFY_EVENTS
     max_question_chars: int = C.MAX_QUESTION_CHARS
+    max_import_facts: int = C.MAX_IMPORT_FACTS
+    max_ledger_facts: int = C.MAX_LEDGER_FACTS
+    """Facts a workspace ledger holds; learning (imports, transcripts) adds none past it."""
     max_pending_questions: int = C.MAX_PENDING_QUESTIONS
     request_timeout_s: float = C.REQUEST_BODY_TIMEOUT_S
     """A client must send its whole body within this many seconds (slow clients get 408)."""

@@ -239,6 +239,8 @@ VARIABLES: Final[dict[str, Parser]] = {
     "max_body_bytes": _integer(C.MIN_BODY_BYTES, None),
     "max_notify_events": _integer(1, None),
     "max_question_chars": _integer(1, None),
+    "max_import_facts": _integer(1, None),
+    "max_ledger_facts": _integer(1, None),
     "max_pending_questions": _integer(0, None),
     "request_timeout_s": _number(0.0, lo_open=True),
 }

@@ -45,7 +45,7 @@ from live_memory.agent import Services, build_services, clamp_answer_tokens
 from live_memory.agent.services import Stores
 from live_memory.config import Settings, canonical_workspace
 from live_memory.config import constants as C
-from live_memory.errors import InputError, LiveMemoryError, ShuttingDown
+from live_memory.errors import InputError, LiveMemoryError, PayloadTooLarge, ShuttingDown
 from live_memory.gateway import ask_arguments
 from live_memory.gateway.blocking import BlockingCalls
 from live_memory.gateway.bridge import wait_reply
@@ -269,7 +269,13 @@ class LiveMemoryService:
     async def import_facts(self, body: object) -> dict[str, object]:
         if not isinstance(body, dict):
             raise InputError("body must be a JSON object")
-        facts = tuple(_fact(item, i) for i, item in enumerate(_list(body.get("facts"), "facts")))
+        items = _list(body.get("facts"), "facts")
+        limit = self.settings.max_import_facts
+        if len(items) > limit:
+            raise PayloadTooLarge(
+                f"{len(items)} facts in one import; LIVE_MEMORY_MAX_IMPORT_FACTS is {limit}"
+            )
+        facts = tuple(_fact(item, i) for i, item in enumerate(items))
         return await self._call(body.get("cwd"), lambda r: ImportFacts(facts, r))
 
     async def banner(self, cwd: object, *, summary: bool) -> dict[str, object]:

@@ -362,10 +362,11 @@ class Window:
         self.history = [t for t in self._history if t.kind not in ("observation", "ack")]
         self._clear_pending()
 
-    def learn(self, facts: Iterable[LedgerFact]) -> int:
-        """Merge facts learnt outside a compaction (transcripts, imports); returns how many
-        were new. They reach the model through the next observation delta."""
-        merged = merge_facts(self._ledger, facts)
+    def learn(self, facts: Iterable[LedgerFact], max_facts: int = C.MAX_LEDGER_FACTS) -> int:
+        """Merge facts learnt outside a compaction (transcripts, imports) while the ledger
+        holds fewer than `max_facts`; returns how many were new. They reach the model
+        through the next observation delta."""
+        merged = merge_facts(self._ledger, facts, max_facts)
         added = merged[len(self._ledger) :]
         self.ledger = merged
         self.learned += added

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+import time
+
 from live_memory.memory.ledger import (
     LEDGER_HEADING,
     STALE_LEDGER_HEADING,
@@ -190,6 +193,58 @@ def test_merge_appends_only_non_duplicates_in_order() -> None:
 
 
 # --- rendering -----------------------------------------------------------------------------
+def _naive_merge(existing: list[LedgerFact], new: list[LedgerFact]) -> list[LedgerFact]:
+    merged = list(existing)
+    for fact in new:
+        if not is_duplicate_fact(fact.text, merged):
+            merged.append(fact)
+    return merged
+
+
+def _random_facts(rng: random.Random, count: int, vocabulary: int) -> list[LedgerFact]:
+    words = [f"w{i}" + "x" * (i % 7) for i in range(vocabulary)]
+    return [
+        LedgerFact(" ".join(rng.choices(words, k=rng.randint(0, 9))), (), "architecture")
+        for _ in range(count)
+    ]
+
+
+def test_the_indexed_merge_keeps_exactly_what_the_pairwise_check_keeps() -> None:
+    rng = random.Random(1234)
+    for vocabulary in (6, 15, 40, 400):  # small vocabularies: many near-duplicates
+        existing = _random_facts(rng, 60, vocabulary)
+        new = _random_facts(rng, 300, vocabulary)
+        assert merge_facts(existing, new) == _naive_merge(existing, new), vocabulary
+
+
+def test_merge_stops_at_the_ledger_cap() -> None:
+    facts = [LedgerFact(f"fact number{i} about module{i}", (), "architecture") for i in range(9)]
+    merged = merge_facts(facts[:3], facts[3:], max_facts=5)
+    assert merged == facts[:5]
+    assert merge_facts(facts[:6], facts[6:], max_facts=5) == facts[:6]  # never shrinks
+
+
+def _merge_seconds(count: int) -> float:
+    rng = random.Random(count)
+    vocabulary = [f"{rng.getrandbits(40):x}" for _ in range(20_000)]
+    common = ["the", "module", "calls", "and", "src", "py"]  # shared by every fact
+    facts = [
+        LedgerFact(" ".join(common + rng.sample(vocabulary, 8)), (), "architecture")
+        for _ in range(count)
+    ]
+    started = time.perf_counter()
+    merged = merge_facts([], facts)
+    elapsed = time.perf_counter() - started
+    assert len(merged) == count  # all distinct: the worst case for the duplicate check
+    return elapsed
+
+
+def test_merging_thousands_of_facts_grows_linearly_not_quadratically() -> None:
+    small, large = (min(_merge_seconds(n) for _ in range(2)) for n in (1_000, 4_000))
+    assert large < 4.0, large  # pairwise took about 25 s for 3,000 in the actor
+    assert large < small * 10, (small, large)  # 4x the facts: quadratic would be 16x
+
+
 def test_render_of_an_empty_ledger_says_so_under_the_heading() -> None:
     assert render_ledger([]) == f"{LEDGER_HEADING}\n(empty: nothing distilled yet)"
 
