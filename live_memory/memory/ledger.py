@@ -13,6 +13,7 @@ from live_memory.memory.model import LedgerFact
 __all__ = [
     "LEDGER_HEADING",
     "STALE_LEDGER_HEADING",
+    "DuplicateIndex",
     "attribute_facts",
     "demote_facts",
     "is_duplicate_fact",
@@ -124,12 +125,12 @@ def merge_facts(
     """Append new facts that do not duplicate an existing (or earlier new) one, while the
     ledger has fewer than `max_facts`; facts past the cap are not added.
 
-    Indexed (see `_DuplicateIndex`): 3,000 imported facts used to cost 9 million word-set
+    Indexed (see `DuplicateIndex`): 3,000 imported facts used to cost 9 million word-set
     comparisons (about 25 s in the workspace actor); now each is checked against the few
     facts that share one of its rarer words.
     """
     merged = list(existing)
-    index = _DuplicateIndex(merged)
+    index = DuplicateIndex(merged)
     for fact in new:
         if max_facts is not None and len(merged) >= max_facts:
             break
@@ -145,7 +146,7 @@ def _order(word: str) -> tuple[int, str]:
     return (-len(word), word)
 
 
-class _DuplicateIndex:
+class DuplicateIndex:
     """`is_duplicate_fact` over many facts without comparing against each (prefix filtering).
 
     Two facts are duplicates when they share at least t = ceil(0.7 * m) words, m being the
@@ -161,6 +162,8 @@ class _DuplicateIndex:
         self.sets: list[frozenset[str]] = []
         self.prefixes: dict[str, list[int]] = {}
         self.words: dict[str, list[int]] = {}
+        self.comparisons = 0
+        """Exact word-set comparisons made so far (the cost the index keeps small)."""
         for fact in facts:
             self.add(fact.text)
 
@@ -187,6 +190,7 @@ class _DuplicateIndex:
             seen.update(self.prefixes.get(word, ()))
         for word in self._prefix(words):
             seen.update(self.words.get(word, ()))
+        self.comparisons += len(seen)
         for slot in seen:
             other = self.sets[slot]
             if other and len(words & other) / min(len(words), len(other)) >= _DUPLICATE_OVERLAP:
