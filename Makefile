@@ -28,7 +28,7 @@ typecheck: install
 	$(BIN)/mypy
 
 unit: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
 
 test: lint typecheck unit
 

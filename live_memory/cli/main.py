@@ -72,6 +72,7 @@ def _dispatch(
             data_dir=args.data_dir,
             config_file=args.config,
             as_service=args.as_service,
+            fd=args.fd,
         )
     if command == "install-service":
         return install_service(environ, platform=sys.platform, dry_run=args.dry_run, out=out)

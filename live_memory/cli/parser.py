@@ -115,6 +115,12 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     serve.add_argument("--port", type=port_number, help="port (default LIVE_MEMORY_PORT or 7711)")
     serve.add_argument("--data-dir", metavar="DIR", help="snapshots, config.json, locks")
     serve.add_argument(
+        "--fd",
+        type=int,
+        metavar="N",
+        help="serve on this inherited, already bound socket (its port wins over --port)",
+    )
+    serve.add_argument(
         "--config", metavar="FILE", help="config file instead of <data dir>/config.json"
     )
     serve.add_argument(

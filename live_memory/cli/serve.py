@@ -85,7 +85,12 @@ class _GracefulStop:
             self.server.should_exit = True
 
 
-def run_server(settings: Settings, app_factory: Callable[[Settings], ASGIApp]) -> int:
+def run_server(
+    settings: Settings,
+    app_factory: Callable[[Settings], ASGIApp],
+    *,
+    sock: socket.socket | None = None,
+) -> int:
     """Serve the app built by `app_factory` until SIGTERM/SIGINT; returns the exit code.
 
     `kill -USR1 <pid>` dumps every thread's stack to stderr (the supervisor's log). Raises
@@ -102,7 +107,9 @@ def run_server(settings: Settings, app_factory: Callable[[Settings], ASGIApp]) -
             f"cannot use the data dir {settings.data_dir}: {exc.strerror or exc}", ExitCode.FAILED
         ) from exc
     with lock:
-        sock = bind_socket(settings.host, settings.port)
+        if sock is None:
+            sock = bind_socket(settings.host, settings.port)
+        port = sock.getsockname()[1]
         stop = _GracefulStop()
         previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
@@ -131,7 +138,7 @@ def run_server(settings: Settings, app_factory: Callable[[Settings], ASGIApp]) -
             logger.info(
                 "live-memory serving on %s:%s (pid %s, data dir %s, lock %s)",
                 settings.host,
-                settings.port,
+                port,
                 os.getpid(),
                 settings.data_dir,
                 lock.path,
@@ -170,15 +177,21 @@ def serve_command(
     data_dir: str | None,
     config_file: str | None,
     as_service: bool = False,
+    fd: int | None = None,
 ) -> int:
     """Build settings from the environment and flags, set up logging, and run the server.
 
     `as_service`: take the supervised service's environment (its env file, not the caller's
     variables) so that this server is the service's twin: same data dir, config file and
     provider. Refused when the caller (a Claude Code session) expects another address or token.
+    `fd`: an inherited socket, already bound (a supervisor or a test opened the port, so no
+    other program can take it between choosing and listening); its port replaces `port`.
     """
     if as_service:
         environ = _service_environment(environ)
+    sock = _inherited_socket(fd) if fd is not None else None
+    if sock is not None:
+        port = sock.getsockname()[1]
     overrides: dict[str, object] = {}
     if host is not None:
         overrides["host"] = host
@@ -207,4 +220,14 @@ def serve_command(
 
         return create_app(settings, environ=environ)  # POST /reload re-reads this environment
 
-    return run_server(settings, build_app)
+    return run_server(settings, build_app, sock=sock)
+
+
+def _inherited_socket(fd: int) -> socket.socket:
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError as exc:
+        raise CommandFailed(f"--fd {fd} is not an open socket: {exc}", ExitCode.USAGE) from exc
+    if sock.type != socket.SOCK_STREAM or sock.family not in (socket.AF_INET, socket.AF_INET6):
+        raise CommandFailed(f"--fd {fd} is not a TCP socket", ExitCode.USAGE)
+    return sock

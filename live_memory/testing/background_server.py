@@ -11,6 +11,8 @@ from typing import Self
 import uvicorn
 from starlette.types import ASGIApp
 
+from live_memory.config import constants as C
+
 __all__ = ["BackgroundServer", "ServedFake"]
 
 logger = logging.getLogger(__name__)
@@ -23,11 +25,14 @@ class BackgroundServer:
     """One uvicorn server in a daemon thread; `start()` returns once it accepts requests.
 
     `port=0` (the default) takes an ephemeral port; a chosen one is reused even right after
-    another server released it (a test bringing "the same server" back)."""
+    another server released it (a test bringing "the same server" back). With `lifespan=True`
+    the app's lifespan runs (start-up before the first request, a graceful shutdown on stop)
+    and uvicorn is configured as `live-memory serve` configures it."""
 
-    def __init__(self, app: ASGIApp, port: int = 0) -> None:
+    def __init__(self, app: ASGIApp, port: int = 0, *, lifespan: bool = False) -> None:
         self._app = app
         self._wanted_port = port
+        self._lifespan = lifespan
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.port: int | None = None
@@ -43,16 +48,28 @@ class BackgroundServer:
         sock.bind(("127.0.0.1", self._wanted_port))
         sock.listen(128)
         port: int = sock.getsockname()[1]
-        config = uvicorn.Config(
-            self._app,
-            log_config=None,
-            access_log=False,
-            lifespan="off",
-            ws="none",
-            http="h11",
-            loop="asyncio",
-            timeout_graceful_shutdown=1,
-        )
+        if self._lifespan:  # the app as `serve` runs it
+            config = uvicorn.Config(
+                self._app,
+                log_config=None,
+                access_log=False,
+                lifespan="on",
+                timeout_graceful_shutdown=int(C.SHUTDOWN_GRACE_S),
+                timeout_keep_alive=int(C.KEEP_ALIVE_TIMEOUT_S),
+                limit_concurrency=C.MAX_CONNECTIONS,
+                server_header=False,
+            )
+        else:
+            config = uvicorn.Config(
+                self._app,
+                log_config=None,
+                access_log=False,
+                lifespan="off",
+                ws="none",
+                http="h11",
+                loop="asyncio",
+                timeout_graceful_shutdown=1,
+            )
         server = _Server(config)
         self._server = server
         self._thread = threading.Thread(
@@ -72,9 +89,11 @@ class BackgroundServer:
         self.port = None
         if server is not None:
             server.should_exit = True
-            server.force_exit = True  # do not wait for delayed replies nobody awaits
+            # A fake does not wait for delayed replies nobody awaits; an app with a lifespan
+            # shuts down gracefully (its actors drain and flush, as under SIGTERM).
+            server.force_exit = not self._lifespan
         if thread is not None:
-            thread.join(_STOP_TIMEOUT_S)
+            thread.join(_STOP_TIMEOUT_S + (C.SHUTDOWN_GRACE_S if self._lifespan else 0.0))
             if thread.is_alive():
                 logger.warning("the background server's thread did not stop in time")
 

@@ -56,6 +56,8 @@ DEFAULT_REPLY = Text("This is the fake provider's answer.")
 _OPENAI_CACHE_STEP = 128
 _DEEPSEEK_CACHE_STEP = 64
 
+_HOLD_LIMIT_S = 120.0  # a held reply is released by then even if a test forgot to
+
 
 class FakeProvider(ServedFake):
     """The fake server; use as a context manager, or `start()` / `stop()`."""
@@ -78,6 +80,7 @@ class FakeProvider(ServedFake):
         self._script: deque[Reply] = deque()
         self._responder: Responder | None = None
         self._requests: list[Recorded] = []
+        self._answered = 0  # requests whose reply (after any delay or hold) has been decided
         self._cache = PrefixCache(chars_per_token)
         self._stats = CacheStats()
         self._generation = 0  # bumped by reset(), so a reply delayed across it is dropped
@@ -131,6 +134,15 @@ class FakeProvider(ServedFake):
                 )
             return list(self._requests)
 
+    def wait_for_answers(self, count: int, timeout_s: float = 5.0) -> None:
+        """Block until at least `count` replies went out (delays and holds over); raises
+        TimeoutError after `timeout_s`."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._answered >= count, timeout_s):
+                raise TimeoutError(
+                    f"fake provider answered {self._answered} of {count} in {timeout_s}s"
+                )
+
     def cache_stats(self) -> CacheStats:
         with self._cond:
             return self._stats
@@ -145,6 +157,7 @@ class FakeProvider(ServedFake):
             self._script.clear()
             self._responder = None
             self._requests.clear()
+            self._answered = 0
             self._cache.clear()
             self._stats = CacheStats()
             self._generation += 1
@@ -242,6 +255,14 @@ class FakeProvider(ServedFake):
         return body, recorded
 
     async def _next_reply(self, recorded: Recorded) -> Text | ToolUse | Response:
+        try:
+            return await self._decide_reply(recorded)
+        finally:
+            with self._cond:
+                self._answered += 1
+                self._cond.notify_all()
+
+    async def _decide_reply(self, recorded: Recorded) -> Text | ToolUse | Response:
         with self._cond:
             scripted = self._script.popleft() if self._script else None
             responder = self._responder
@@ -250,8 +271,12 @@ class FakeProvider(ServedFake):
             reply = scripted
         else:
             reply = responder(recorded) if responder is not None else self.default_reply
-        if reply.delay_s > 0:
-            await asyncio.sleep(reply.delay_s)
+        hold = reply.hold if isinstance(reply, Text) else None
+        if hold is not None:
+            await asyncio.to_thread(hold.wait, _HOLD_LIMIT_S)
+        if reply.delay_s > 0 or hold is not None:
+            if reply.delay_s > 0:
+                await asyncio.sleep(reply.delay_s)
             with self._cond:
                 if generation != self._generation:  # a later test must not see its usage
                     return Response(b"", 503)

@@ -8,6 +8,7 @@ timeouts). Replies are wire-neutral: the fake renders each in the format of the 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -35,6 +36,9 @@ class Text:
     delay_s: float = 0.0
     truncated: bool = False
     """Report the answer as cut off by the token limit (`max_tokens` / `length`)."""
+    hold: threading.Event | None = None
+    """Answer only once the test sets this event (a reply held for as long as a test needs,
+    not for a guessed number of seconds)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,7 @@
-"""Start a real `live-memory serve` subprocess on a free loopback port (tests and benches)."""
+"""Start a real `live-memory serve` subprocess on a free loopback port (tests and benches).
+
+The port is bound here and the socket handed to the child (`serve --fd`): no other process can
+take the port between choosing it and listening on it."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ START_TIMEOUT_S = 30.0
 
 
 def free_port() -> int:
+    """A port nothing listens on right now (for "nothing is there" checks, not for serving)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -30,7 +34,13 @@ class ServerProcess:
 
     def __init__(self, data_dir: Path, env: Mapping[str, str], port: int | None = None) -> None:
         self.data_dir = data_dir
-        self.port = port or free_port()
+        self._sock: socket.socket | None = None
+        if port is None:
+            # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets whose proto is TCP.
+            self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+            self._sock.bind(("127.0.0.1", 0))
+            port = int(self._sock.getsockname()[1])
+        self.port = port
         self.env = {
             k: v
             for k, v in os.environ.items()
@@ -47,13 +57,22 @@ class ServerProcess:
 
     def start(self) -> ServerProcess:
         (self.data_dir / "home").mkdir(parents=True, exist_ok=True)
-        with self.log.open("ab") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "live_memory.cli", "serve", "--port", str(self.port)],
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        # The first start serves on the socket bound in __init__; a restart binds the same port
+        # again (the test wants "the same server" back where its clients point).
+        sock, self._sock = self._sock, None
+        where = ["--fd", str(sock.fileno())] if sock else ["--port", str(self.port)]
+        try:
+            with self.log.open("ab") as log:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", "live_memory.cli", "serve", *where],
+                    env=self.env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(sock.fileno(),) if sock else (),
+                )
+        finally:
+            if sock is not None:
+                sock.close()  # the child holds its own copy
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from live_memory.cli import run
-from live_memory.testing.server_process import ServerProcess
+from tests.support.app_server import AppServer
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -51,10 +51,11 @@ def serve_argv(*args: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    """One real `live-memory serve` (no provider configured) shared by a module's tests."""
+def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
+    """One real server (the app on loopback, no provider configured) shared by a module's
+    tests; `test_serve` starts `live-memory serve` itself."""
     data = tmp_path_factory.mktemp("server-data")
-    server = ServerProcess(data, {}).start()
+    server = AppServer(data, {}).start()
     try:
         yield server
     finally:

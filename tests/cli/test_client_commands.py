@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from live_memory.testing.server_process import ServerProcess
 from tests.cli.conftest import REPO, cli
 from tests.plugin.capture_server import CaptureServer, Seen, closed_port
+from tests.support.app_server import AppServer
+
+pytestmark = pytest.mark.e2e
 
 HEALTH = {
     "status": "ok",
@@ -24,7 +26,7 @@ HEALTH = {
 }
 
 
-def test_status_against_a_real_server_prints_a_summary_or_json(real_server: ServerProcess) -> None:
+def test_status_against_a_real_server_prints_a_summary_or_json(real_server: AppServer) -> None:
     human = cli(["status", "--server", real_server.url])
     assert human.code == 0, human.err
     assert human.out.startswith(f"live-memory 0.1.0 at {real_server.url}: no_provider\n")
@@ -34,7 +36,7 @@ def test_status_against_a_real_server_prints_a_summary_or_json(real_server: Serv
     assert json.loads(machine.out)["version"] == "0.1.0"
 
 
-def test_actors_lists_the_gateway_actor(real_server: ServerProcess) -> None:
+def test_actors_lists_the_gateway_actor(real_server: AppServer) -> None:
     listed = cli(["actors", "--server", real_server.url])
     assert listed.code == 0, listed.err
     header, *rows = listed.out.splitlines()
@@ -44,9 +46,7 @@ def test_actors_lists_the_gateway_actor(real_server: ServerProcess) -> None:
     assert any(actor["kind"] == "gateway" for actor in json.loads(machine.out))
 
 
-def test_a_server_error_exits_1_with_its_message(
-    real_server: ServerProcess, tmp_path: Path
-) -> None:
+def test_a_server_error_exits_1_with_its_message(real_server: AppServer, tmp_path: Path) -> None:
     result = cli(["stats", "--cwd", str(tmp_path), "--server", real_server.url])
     assert result.code == 1
     assert result.err.startswith("live-memory: ")

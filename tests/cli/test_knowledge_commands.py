@@ -11,9 +11,11 @@ import pytest
 from live_memory.cli.knowledge_command import fact_to_json
 from live_memory.knowledge import export_ledger, import_ledger
 from live_memory.memory import LedgerFact
-from live_memory.testing.server_process import ServerProcess
 from tests.cli.conftest import cli
 from tests.plugin.capture_server import CaptureServer, Seen, closed_port
+from tests.support.app_server import AppServer
+
+pytestmark = pytest.mark.e2e
 
 FACTS = [
     LedgerFact("The CLI talks to the server only through cli/client.py", (), "architecture"),
@@ -260,7 +262,7 @@ def test_stats_by_day_from_a_server_without_it_exits_1(workspace: Path) -> None:
 
 
 def test_import_then_export_round_trips_through_the_real_server(
-    real_server: ServerProcess, tmp_path: Path
+    real_server: AppServer, tmp_path: Path
 ) -> None:
     """Needs the server's /api/import, /api/export and /stats?by_day=1 (issue 9)."""
     workspace = tmp_path / "repo"

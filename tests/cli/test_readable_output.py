@@ -10,9 +10,11 @@ import pytest
 
 from live_memory.knowledge import export_ledger
 from live_memory.memory import LedgerFact
-from live_memory.testing.server_process import ServerProcess
 from tests.cli.conftest import cli
 from tests.plugin.capture_server import CaptureServer, closed_port
+from tests.support.app_server import AppServer
+
+pytestmark = pytest.mark.e2e
 
 PROBLEM = (
     "no model provider is configured: set ANTHROPIC_API_KEY (or LIVE_MEMORY_API_KEY with "
@@ -87,7 +89,7 @@ def test_status_without_a_cap_and_without_usage_says_so() -> None:
 
 
 def test_reset_and_empty_print_one_line_against_the_real_server(
-    real_server: ServerProcess, tmp_path: Path
+    real_server: AppServer, tmp_path: Path
 ) -> None:
     repo = _git_repo(tmp_path / "repo")
     reset = cli(["reset", "--cwd", str(repo), "--server", real_server.url])
@@ -126,7 +128,7 @@ def test_json_failures_print_one_json_object_and_exit_non_zero(
 
 
 def test_json_server_errors_and_usage_errors_have_the_same_shape(
-    real_server: ServerProcess, tmp_path: Path
+    real_server: AppServer, tmp_path: Path
 ) -> None:
     rejected = cli(["stats", "--json", "--cwd", str(tmp_path), "--server", real_server.url])
     assert rejected.code == 1
@@ -154,7 +156,7 @@ def test_the_server_down_message_names_the_prefix_once() -> None:
 
 
 def test_stats_by_day_covers_every_workspace_without_cwd_and_one_with_it(
-    real_server: ServerProcess, tmp_path: Path
+    real_server: AppServer, tmp_path: Path
 ) -> None:
     repo = _git_repo(tmp_path / "repo")
     cli(["reset", "--cwd", str(repo), "--server", real_server.url])  # known to the server
@@ -168,9 +170,7 @@ def test_stats_by_day_covers_every_workspace_without_cwd_and_one_with_it(
     assert one.out.splitlines()[0] == f"usage by day of {repo}"
 
 
-def test_import_over_the_body_limit_reports_the_413(
-    real_server: ServerProcess, tmp_path: Path
-) -> None:
+def test_import_over_the_body_limit_reports_the_413(real_server: AppServer, tmp_path: Path) -> None:
     repo = _git_repo(tmp_path / "repo")
     source = tmp_path / "knowledge"
     # About 9 MiB of facts, over the default 8 MiB body limit.

@@ -16,6 +16,8 @@ from live_memory.cli import ServeLock, ServeLockHeld
 from live_memory.testing.server_process import ServerProcess, free_port
 from tests.cli.conftest import clean_env, serve_argv
 
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
 REFUSAL_TIMEOUT_S = 30.0
 
 
@@ -124,3 +126,21 @@ def test_an_invalid_setting_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "LIVE_MEMORY_PORT" in done.stderr
+
+
+def test_an_fd_that_is_not_a_socket_is_a_usage_error(tmp_path: Path) -> None:
+    not_a_socket = tmp_path / "file"
+    not_a_socket.write_text("x")
+    with not_a_socket.open("rb") as handle:
+        fd = handle.fileno()
+        done = subprocess.run(
+            serve_argv("--fd", str(fd)),
+            env=clean_env(tmp_path / "home", LIVE_MEMORY_DATA_DIR=str(tmp_path / "data")),
+            capture_output=True,
+            text=True,
+            timeout=REFUSAL_TIMEOUT_S,
+            check=False,
+            pass_fds=(fd,),
+        )
+    assert done.returncode == 2
+    assert f"--fd {fd} is not" in done.stderr

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from live_memory.testing import Error, FakeProvider, Text, ToolUse
-from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
+from tests.support.app_server import AppServer
 from tests.support.mcp_client import call_tool, list_tools
+
+pytestmark = pytest.mark.e2e
 
 TRAILER = re.compile(
     r"\n---\n\[live-memory\] model=\S+ latency=[\d.]+s tokens=\d+/\d+\(in/out\) "
@@ -28,7 +30,7 @@ def test_grounded_answer_through_grep_then_read(
         ToolUse("Read", {"file_path": "src/app.py"}),
         Text("answer() lives in src/app.py and returns 42."),
     )
-    with ServerProcess(tmp_path / "data", provider_env(fake, wire)) as server:
+    with AppServer(tmp_path / "data", provider_env(fake, wire)) as server:
         tools = {t.name: t for t in list_tools(server.url)}
         assert "ask_live_memory" in tools
         assert tools["ask_live_memory"].annotations.read_only_hint is True
@@ -55,7 +57,7 @@ def test_grounded_answer_through_grep_then_read(
 def test_relative_or_missing_cwd_is_a_clear_tool_error(
     fake: FakeProvider, repo: Path, tmp_path: Path
 ) -> None:
-    with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+    with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         is_error, text = call_tool(server.url, "ask_live_memory", {"question": "q?", "cwd": "src"})
         assert is_error and "absolute" in text
         missing = str(tmp_path / "nowhere")
@@ -86,7 +88,7 @@ def test_model_reading_outside_the_workspace_gets_errors_and_no_outside_byte_lea
         ToolUse("Glob", {"pattern": "../*"}),
         Text("I could not read it."),
     )
-    with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+    with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         is_error, text = call_tool(
             server.url, "ask_live_memory", {"question": "What is outside?", "cwd": str(repo)}
         )
@@ -107,12 +109,12 @@ def test_model_reading_outside_the_workspace_gets_errors_and_no_outside_byte_lea
 def test_history_survives_a_restart(fake: FakeProvider, repo: Path, tmp_path: Path) -> None:
     env = provider_env(fake, "anthropic")
     fake.script(ToolUse("Read", {"file_path": "README.md"}), Text("It is a tiny demo project."))
-    with ServerProcess(tmp_path / "data", env) as server:
+    with AppServer(tmp_path / "data", env) as server:
         is_error, _ = call_tool(
             server.url, "ask_live_memory", {"question": "What is this repo?", "cwd": str(repo)}
         )
         assert not is_error
-    with ServerProcess(tmp_path / "data", env) as server:
+    with AppServer(tmp_path / "data", env) as server:
         stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
         assert stats["messages_retained"] == 2
         assert stats["file_contexts"]["loaded"] == 1
@@ -128,7 +130,7 @@ def test_history_survives_a_restart(fake: FakeProvider, repo: Path, tmp_path: Pa
 def test_without_a_provider_the_server_starts_and_questions_name_the_variable(
     repo: Path, tmp_path: Path
 ) -> None:
-    with ServerProcess(tmp_path / "data", {}) as server:
+    with AppServer(tmp_path / "data", {}) as server:
         health = server.request("GET", "/health").json()
         assert health["status"] == "no_provider"
         assert "ANTHROPIC_API_KEY" in health["problem"]
@@ -145,7 +147,7 @@ def test_provider_failure_is_a_clear_tool_error_and_the_workspace_stays_usable(
     fake: FakeProvider, repo: Path, tmp_path: Path
 ) -> None:
     fake.script(*[Error(500, "api_error", "boom")] * 4)
-    with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+    with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         is_error, text = call_tool(
             server.url, "ask_live_memory", {"question": "q?", "cwd": str(repo)}
         )

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from live_memory.testing import FakeProvider, Text
-from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
 from tests.e2e.test_concurrency_end_to_end import _warm
+from tests.support.app_server import AppServer
+
+pytestmark = pytest.mark.e2e
 
 
 def test_exhausted_daily_budget_refuses_questions_without_a_model_call(
@@ -15,7 +19,7 @@ def test_exhausted_daily_budget_refuses_questions_without_a_model_call(
 ) -> None:
     env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_DAILY_BUDGET_USD": "0.0001"}
     fake.responder = lambda recorded: Text("an answer that costs money")
-    with ServerProcess(tmp_path / "data", env) as server:
+    with AppServer(tmp_path / "data", env) as server:
         _warm(server, repo)
         first = server.request("POST", "/api/ask", json={"question": "one?", "cwd": str(repo)})
         assert first.status_code == 200
@@ -38,7 +42,7 @@ def test_workspace_budget_only_blocks_that_workspace(
     other.mkdir()
     env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_WORKSPACE_DAILY_BUDGET_USD": "0.0001"}
     fake.responder = lambda recorded: Text("answer")
-    with ServerProcess(tmp_path / "data", env) as server:
+    with AppServer(tmp_path / "data", env) as server:
         _warm(server, repo)
         _warm(server, other)
         assert (

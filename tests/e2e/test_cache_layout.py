@@ -11,8 +11,10 @@ import httpx
 import pytest
 
 from live_memory.testing import FakeProvider, Text
-from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
+from tests.support.app_server import AppServer, RunningServer
+
+pytestmark = pytest.mark.e2e
 
 QUESTIONS = 10
 
@@ -34,7 +36,7 @@ def _markers(value: Any) -> int:
     return 0
 
 
-def _notify(server: ServerProcess, repo: Path, events: list[dict[str, str]]) -> None:
+def _notify(server: RunningServer, repo: Path, events: list[dict[str, str]]) -> None:
     reply = httpx.post(f"{server.url}/notify", json={"cwd": str(repo), "events": events})
     assert reply.status_code == 200, reply.text
 
@@ -48,8 +50,8 @@ def test_each_request_up_to_its_trailing_turn_is_a_prefix_of_the_next(
     if wire == "anthropic":
         # A model whose minimum cacheable prefix (1,024 tokens) this small repo's prefix
         # exceeds; below the minimum no breakpoint is placed at all (see the test below).
-        env["LIVE_MEMORY_MODEL"] = "claude-sonnet-4-5"
-    with ServerProcess(tmp_path / "data", env) as server:
+        env["LIVE_MEMORY_MODEL"] = "claude-sonnet-4-6"
+    with AppServer(tmp_path / "data", env) as server:
         _notify(
             server, repo, [{"path": "src/app.py", "kind": "read", "content": "def answer(): 42"}]
         )
@@ -93,7 +95,7 @@ def test_no_breakpoint_is_placed_on_a_prefix_below_the_models_minimum(
 ) -> None:
     fake.responder = lambda recorded: Text("answer")
     env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_MODEL": "claude-haiku-4-5"}
-    with ServerProcess(tmp_path / "data", env) as server:
+    with AppServer(tmp_path / "data", env) as server:
         first = {"path": "src/app.py", "kind": "read", "content": "def answer(): 42"}
         _notify(server, repo, [first])
         reply = httpx.post(
@@ -114,7 +116,7 @@ def test_a_history_past_the_minimum_gets_its_breakpoint_though_the_prefix_is_sho
     fake.responder = lambda recorded: Text("answer")
     env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_MODEL": "claude-haiku-4-5"}
     big = "".join(f"def function_{n}(x):\n    return x * {n}\n" for n in range(800))
-    with ServerProcess(tmp_path / "data", env) as server:
+    with AppServer(tmp_path / "data", env) as server:
         _notify(server, repo, [{"path": "src/app.py", "kind": "read", "content": "x = 1"}])
         first = httpx.post(
             f"{server.url}/api/ask", json={"question": "q1?", "cwd": str(repo)}, timeout=30

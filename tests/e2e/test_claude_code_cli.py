@@ -29,7 +29,10 @@ import pytest
 
 from live_memory.testing import Call, FakeProvider, Recorded, Reply, Text, ToolUse
 from live_memory.testing.server_process import ServerProcess
+from tests.support.app_server import RunningServer
 from tests.support.repo import make_repo
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "plugin"
@@ -208,11 +211,11 @@ def _is_live_memory(recorded: Recorded) -> bool:
     return LIVE_MEMORY_SYSTEM in json.dumps(recorded.body.get("system"))
 
 
-def _stats(server: ServerProcess, repo: Path) -> dict[str, Any]:
+def _stats(server: RunningServer, repo: Path) -> dict[str, Any]:
     return dict(server.request("GET", "/stats", params={"cwd": str(repo)}).json())
 
 
-def _file_contexts(server: ServerProcess, repo: Path) -> dict[str, int]:
+def _file_contexts(server: RunningServer, repo: Path) -> dict[str, int]:
     return dict(_stats(server, repo).get("file_contexts") or {})
 
 

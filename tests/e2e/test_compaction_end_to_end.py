@@ -6,10 +6,13 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 
 from live_memory.testing import Error, FakeProvider, Recorded, Reply, Text
-from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
+from tests.support.app_server import AppServer, RunningServer
+
+pytestmark = pytest.mark.e2e
 
 LEDGER_LINE = "[architecture] The tokenizer lives in src/parser.py and feeds src/app.py."
 MAX_TOKENS = 4000
@@ -28,7 +31,7 @@ def _responder(recorded: Recorded) -> Reply:
     return Text("a long answer " * 220)  # the conversation, not held files, fills the window
 
 
-def _ask(server: ServerProcess, repo: Path, question: str) -> dict[str, object]:
+def _ask(server: RunningServer, repo: Path, question: str) -> dict[str, object]:
     reply = httpx.post(
         f"{server.url}/api/ask", json={"question": question, "cwd": str(repo)}, timeout=30
     )
@@ -42,7 +45,7 @@ def test_overflow_compacts_to_the_floor_with_a_neutral_summary_and_provenance(
     (repo / "src" / "parser.py").write_text("def tokenize(text):\n    return text.split()\n")
     fake.responder = _responder
     env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_MAX_CONTEXT_TOKENS": str(MAX_TOKENS)}
-    with ServerProcess(tmp_path / "data", env) as server:
+    with AppServer(tmp_path / "data", env) as server:
         # Held files stay under their cap (half the floor), so they alone never overflow.
         big = [
             {"path": f"docs/part{i}.md", "kind": "read", "content": f"part {i} " * 140}
@@ -83,7 +86,7 @@ def test_prompt_too_long_is_recovered_by_compact_and_retry(
     fake: FakeProvider, repo: Path, tmp_path: Path
 ) -> None:
     env = provider_env(fake, "anthropic")
-    with ServerProcess(tmp_path / "data", env) as server:
+    with AppServer(tmp_path / "data", env) as server:
         httpx.post(
             f"{server.url}/notify",
             json={

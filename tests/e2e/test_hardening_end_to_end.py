@@ -33,7 +33,10 @@ from live_memory.memory.snapshot_store import SnapshotStore
 from live_memory.testing import Error, FakeProvider, Malformed, Recorded, Reply, Text
 from live_memory.testing.server_process import ServerProcess, free_port
 from tests.e2e.conftest import REPO_FILES, provider_env
+from tests.support.app_server import AppServer
 from tests.support.repo import make_repo
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 TOKEN = "s3cret-token-for-tests"  # a test token, not a credential
 FORGED_HOSTS = ("evil.example", "evil.example:7711", "127.0.0.1.evil.example", "localhost.evil")
@@ -197,15 +200,15 @@ def test_ambiguous_host_or_origin_headers_are_refused(served: ServerProcess) -> 
 @pytest.fixture(scope="module")
 def token_server(
     shared_fake: FakeProvider, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServerProcess]:
+) -> Iterator[AppServer]:
     env = provider_env(shared_fake, "anthropic") | {"LIVE_MEMORY_TOKEN": TOKEN}
-    with ServerProcess(tmp_path_factory.mktemp("token"), env) as server:
+    with AppServer(tmp_path_factory.mktemp("token"), env) as server:
         yield server
 
 
 @pytest.mark.parametrize(("method", "path"), GUARDED)
 def test_a_missing_or_wrong_token_is_401_on_every_route_but_health(
-    token_server: ServerProcess, method: str, path: str
+    token_server: AppServer, method: str, path: str
 ) -> None:
     wrong: tuple[dict[str, str], ...] = (
         {},
@@ -221,12 +224,12 @@ def test_a_missing_or_wrong_token_is_401_on_every_route_but_health(
         assert "LIVE_MEMORY_TOKEN" in _error(response)
 
 
-def test_health_needs_no_token(token_server: ServerProcess) -> None:
+def test_health_needs_no_token(token_server: AppServer) -> None:
     assert httpx.get(f"{token_server.url}/health", timeout=10).status_code == 200
 
 
 def test_the_right_token_opens_every_route_and_mcp(
-    token_server: ServerProcess, shared_fake: FakeProvider, repo: Path
+    token_server: AppServer, shared_fake: FakeProvider, repo: Path
 ) -> None:
     shared_fake.reset()
     shared_fake.responder = lambda recorded: Text("authorised answer")
@@ -414,32 +417,45 @@ def _release_readers(fifo: Path, for_s: float = 3.0) -> None:
 def test_a_full_queue_is_429_and_every_admitted_question_is_kept(
     served: ServerProcess, fresh: Path, shared_fake: FakeProvider
 ) -> None:
+    held = threading.Event()
     seen = 0
 
-    def first_slow(recorded: Recorded) -> Reply:
+    def first_held(recorded: Recorded) -> Reply:
         nonlocal seen
         seen += 1  # the fake answers on one event loop thread
-        return Text("held answer", delay_s=3.0) if seen == 1 else Text("quick answer")
+        return Text("held answer", hold=held) if seen == 1 else Text("quick answer")
 
-    shared_fake.responder = first_slow
+    shared_fake.responder = first_held
     total = C.MAX_PENDING_QUESTIONS + 8
+    refused = total - 1 - C.MAX_PENDING_QUESTIONS
     replies: list[httpx.Response | None] = [None] * total
 
     def ask(i: int) -> None:
         replies[i] = _ask(served.url, fresh, f"queued question {i}?")
 
-    first = threading.Thread(target=ask, args=(0,))
-    first.start()
-    shared_fake.wait_for_requests(1, timeout_s=10)  # the first question holds the only slot
-    threads = [threading.Thread(target=ask, args=(i,)) for i in range(1, total)]
-    for thread in threads:
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(total)]
+    threads[0].start()
+    shared_fake.wait_for_requests(1, timeout_s=60)  # the first question holds the only slot
+    for thread in threads[1:]:
         thread.start()
-    for thread in [first, *threads]:
+    try:
+        # However slowly a loaded machine starts the threads, the reply stays held until every
+        # question has either been queued or refused.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            busy = [r for r in replies if r is not None and r.status_code == 429]
+            pending = _stats(served.url, fresh).json()["queue"]["pending"]
+            if len(busy) == refused and pending == C.MAX_PENDING_QUESTIONS:
+                break
+            time.sleep(0.05)  # polling the server's queue: the state is the event
+    finally:
+        held.set()
+    for thread in threads:
         thread.join(timeout=60)
     statuses = [r.status_code if r is not None else None for r in replies]
     busy = [r for r in replies if r is not None and r.status_code == 429]
     assert statuses.count(200) + len(busy) == total, statuses
-    assert len(busy) == total - 1 - C.MAX_PENDING_QUESTIONS, statuses
+    assert len(busy) == refused, statuses
     assert "retry later" in _error(busy[0])
     stats = _stats(served.url, fresh).json()
     assert stats["questions_answered"] == statuses.count(200)
@@ -500,7 +516,7 @@ def test_a_malformed_provider_response_is_a_clear_error_and_the_workspace_recove
 def test_a_refused_connection_is_retried_then_a_clear_error(repo: Path, tmp_path: Path) -> None:
     closed = free_port()  # nothing listens there
     env = {"ANTHROPIC_API_KEY": "dummy-key", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{closed}"}
-    with ServerProcess(tmp_path / "data", env) as server:
+    with AppServer(tmp_path / "data", env) as server:
         _warm(server.url, repo)
         failed = _ask(server.url, repo, "anyone there?")
         assert failed.status_code == 502, failed.text
@@ -587,7 +603,7 @@ def test_corrupt_and_unknown_version_snapshots_are_quarantined_on_restart(
     unknown = json.dumps(newer | {"saved_at": "", "state": {}}).encode()
     store.path_for(future.resolve()).write_bytes(unknown)
     fake.responder = lambda recorded: Text("fresh start")
-    with ServerProcess(data, provider_env(fake, "anthropic")) as server:
+    with AppServer(data, provider_env(fake, "anthropic")) as server:
         for repo in (corrupt, future):
             response = _stats(server.url, repo)
             assert response.status_code in (200, 404), response.text

@@ -7,11 +7,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from live_memory.testing import FakeProvider, Text
 from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
 from tests.e2e.test_concurrency_end_to_end import _warm
 from tests.e2e.test_lifecycle_end_to_end import _ask
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def test_config_set_moves_the_next_question_to_another_provider(
@@ -34,7 +38,7 @@ def test_config_set_moves_the_next_question_to_another_provider(
                 "config",
                 "set",
                 f"base_url={second.anthropic_base_url}",
-                "model=claude-sonnet-4-5",
+                "model=claude-sonnet-4-6",
                 "--server",
                 server.url,
             ],
@@ -46,12 +50,12 @@ def test_config_set_moves_the_next_question_to_another_provider(
         )
         assert swap.returncode == 0, swap.stderr + swap.stdout
         health = server.request("GET", "/health").json()
-        assert health["model"] == "claude-sonnet-4-5"
+        assert health["model"] == "claude-sonnet-4-6"
         reply = _ask(server, repo, "second question?").json()
         stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
         assert server.proc.pid == pid
     assert reply["answer"] == "from the second provider"
-    assert reply["model"] == "claude-sonnet-4-5"
+    assert reply["model"] == "claude-sonnet-4-6"
     assert len(second.requests) == 1
     assert "first question?" in json.dumps(second.requests[0].body)
     assert stats["messages_retained"] == 4

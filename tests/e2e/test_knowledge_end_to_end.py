@@ -8,12 +8,17 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from live_memory.testing import Error, FakeProvider, Recorded, Reply, Text
 from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
 from tests.e2e.test_concurrency_end_to_end import _warm
 from tests.e2e.test_lifecycle_end_to_end import _ask
+from tests.support.app_server import AppServer, RunningServer
 from tests.support.fixtures import TRANSCRIPT
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 FACT = "[decision] Session tests are kept flat and blocking, see src/app.py."
 
@@ -22,14 +27,14 @@ def _summariser_or_answer(recorded: Recorded) -> Reply:
     return Text(FACT) if not recorded.body.get("tools") else Text("answer")
 
 
-def _enqueue(server: ServerProcess, repo: Path, transcript: Path, session: str = "s-1") -> dict:
+def _enqueue(server: RunningServer, repo: Path, transcript: Path, session: str = "s-1") -> dict:
     body = {"cwd": str(repo), "session_id": session, "transcript_path": str(transcript)}
     reply = server.request("POST", "/api/enqueue", json=body)
     assert reply.status_code == 200, reply.text
     return dict(reply.json())
 
 
-def _wait_for(server: ServerProcess, repo: Path, key: str, want: int) -> dict:
+def _wait_for(server: RunningServer, repo: Path, key: str, want: int) -> dict:
     # A failing row takes 3 attempts, each through the provider's own retries with backoff
     # (about 25 s on an idle machine): the bound is for a loaded one.
     deadline = time.monotonic() + 90
@@ -48,7 +53,7 @@ def test_a_stop_hook_transcript_becomes_ledger_knowledge_once(
     fake.responder = _summariser_or_answer
     insights = tmp_path / "insights"
     env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_INSIGHTS_ROOT": str(insights)}
-    with ServerProcess(tmp_path / "data", env) as server:
+    with AppServer(tmp_path / "data", env) as server:
         _warm(server, repo)
         assert _enqueue(server, repo, transcript)["queued"] is True
         stats = _wait_for(server, repo, "done", 1)
@@ -64,9 +69,7 @@ def test_a_stop_hook_transcript_becomes_ledger_knowledge_once(
     assert "kept flat and blocking" in json.dumps(fake.requests[-1].body)
 
 
-def test_the_queue_survives_kill_9_and_failing_rows_end_as_failed(
-    fake: FakeProvider, repo: Path, tmp_path: Path
-) -> None:
+def test_the_queue_survives_kill_9(fake: FakeProvider, repo: Path, tmp_path: Path) -> None:
     transcript = tmp_path / "session.jsonl"
     shutil.copy(TRANSCRIPT, transcript)
     env = provider_env(fake, "anthropic")
@@ -79,15 +82,23 @@ def test_the_queue_survives_kill_9_and_failing_rows_end_as_failed(
     with ServerProcess(tmp_path / "data", env) as server:
         stats = _wait_for(server, repo, "done", 1)
         assert stats["transcripts"]["done"] == 1 and stats["ledger_facts"] == 1
-    fake.responder = lambda recorded: Error(500, "api_error", "boom")
+
+
+def test_a_failing_row_ends_as_failed_and_the_banner_says_so(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    # A refusal the provider adapter does not retry: the row's own 3 attempts, without the
+    # adapter's backoff between retries (a 500 would add about 25 s of it).
+    fake.responder = lambda recorded: Error(400, "invalid_request_error", "boom")
     other = tmp_path / "other.jsonl"
     other.write_text(TRANSCRIPT.read_text().replace("flat + blocking test", "another session"))
-    with ServerProcess(tmp_path / "data", env) as server:
+    with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         _enqueue(server, repo, other, session="s-2")
         stats = _wait_for(server, repo, "failed", 1)
         banner = server.request("GET", "/api/banner", params={"cwd": str(repo)}).json()
     assert stats["transcripts"]["failed"] == 1
     assert banner["banner"].startswith("live-memory: ⚠ 1 transcript failed")
+    assert len(fake.requests) == 3  # one per attempt, none retried by the adapter
 
 
 def test_export_then_import_into_an_empty_data_dir_starts_warm(
@@ -96,13 +107,13 @@ def test_export_then_import_into_an_empty_data_dir_starts_warm(
     transcript = tmp_path / "session.jsonl"
     shutil.copy(TRANSCRIPT, transcript)
     fake.responder = _summariser_or_answer
-    with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+    with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         _enqueue(server, repo, transcript)
         _wait_for(server, repo, "done", 1)
         exported = server.request("GET", "/api/export", params={"cwd": str(repo)}).json()
     assert [f["text"] for f in exported["facts"]] == [FACT.split("] ", 1)[1]]
     assert exported["facts"][0]["category"] == "decision"
-    with ServerProcess(tmp_path / "fresh-data", provider_env(fake, "anthropic")) as server:
+    with AppServer(tmp_path / "fresh-data", provider_env(fake, "anthropic")) as server:
         body = {"cwd": str(repo), "facts": exported["facts"]}
         imported = server.request("POST", "/api/import", json=body).json()
         assert imported == {"added": 1, "ledger_facts": 1}

@@ -8,12 +8,16 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from live_memory.testing import FakeProvider, Text
 from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
 from tests.e2e.test_cache_layout import _strip
 from tests.e2e.test_concurrency_end_to_end import _warm
+from tests.support.app_server import AppServer, RunningServer
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def _threads(pid: int) -> int:
@@ -23,7 +27,7 @@ def _threads(pid: int) -> int:
     raise AssertionError("no Threads line")
 
 
-def _ask(server: ServerProcess, repo: Path, question: str) -> httpx.Response:
+def _ask(server: RunningServer, repo: Path, question: str) -> httpx.Response:
     return httpx.post(
         f"{server.url}/api/ask", json={"question": question, "cwd": str(repo)}, timeout=60
     )
@@ -36,18 +40,27 @@ def test_keep_warm_pings_the_last_questions_prefix_until_max_idle(
         "LIVE_MEMORY_KEEP_WARM": "true",
         "LIVE_MEMORY_KEEP_WARM_INTERVAL_S": "1",
         "LIVE_MEMORY_KEEP_WARM_MAX_IDLE_S": "3.5",
-        "LIVE_MEMORY_MODEL": "claude-sonnet-4-5",  # a cacheable prefix (minimum 1,024 tokens)
+        "LIVE_MEMORY_MODEL": "claude-sonnet-4-6",  # a cacheable prefix (minimum 1,024 tokens)
     }
     fake.responder = lambda recorded: Text("answer")
-    with ServerProcess(tmp_path / "data", env) as server:
+    with AppServer(tmp_path / "data", env) as server:
         _warm(server, repo)
         assert _ask(server, repo, "what is this?").status_code == 200
+        asked = time.monotonic()  # the server recorded the question before it answered
         question = fake.requests[-1].body
-        fake.wait_for_requests(3, timeout_s=10)
-        time.sleep(4.5)  # past max idle: pings must have stopped (a quiet period has no event)
+        fake.wait_for_requests(3, timeout_s=60)
+        # No ping may start once max idle has passed since the question (the rule, not a guess
+        # of how long things take); then every ping that started has its answer and its count.
+        time.sleep(max(0.0, asked + 3.5 - time.monotonic()))
         settled = len(fake.requests)
-        time.sleep(2.0)
-        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+        fake.wait_for_answers(settled, timeout_s=60)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+            if stats["keep_warm"]["pings"] == settled - 1:
+                break
+            time.sleep(0.05)  # polling the server's count of finished pings
+        time.sleep(2 * 1.0)  # two more intervals: the quiet period the rule promises
         assert len(fake.requests) == settled
     pings = [r.body for r in fake.requests[1:]]
     assert 2 <= len(pings) <= 4
@@ -70,7 +83,7 @@ def test_idle_workspace_is_passivated_and_restored_on_the_next_question(
         _warm(server, repo)
         assert _ask(server, repo, "first?").status_code == 200
         busy_threads = _threads(server.proc.pid)
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             kinds = [a["kind"] for a in server.request("GET", "/actors").json()]
             if "workspace" not in kinds:
@@ -96,7 +109,7 @@ def test_sigterm_during_a_question_finishes_it_and_the_snapshot_holds_it(
         result: list[httpx.Response] = []
         asker = threading.Thread(target=lambda: result.append(_ask(server, repo, "q?")))
         asker.start()
-        fake.wait_for_requests(1, timeout_s=10)
+        fake.wait_for_requests(1, timeout_s=60)
         code = server.stop(signal.SIGTERM)
         asker.join(timeout=30)
     finally:

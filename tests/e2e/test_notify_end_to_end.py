@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from live_memory.testing import FakeProvider, Text, ToolUse
-from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
+from tests.support.app_server import AppServer
 from tests.support.fixtures import HOOK_PAYLOADS
+
+pytestmark = pytest.mark.e2e
 
 FAKE_KEY = "sk-ant-api03-" + "Zx8" * 30
 AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"
@@ -29,7 +32,7 @@ def test_a_teed_read_is_answered_without_tools_and_reaches_the_provider(
 ) -> None:
     (repo / "input.txt").write_text("hello from input.txt: the answer is 42\n")
     fake.script(Text("input.txt says the answer is 42."))
-    with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+    with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         reply = server.request("POST", "/notify", json=_hook_payload("PostToolUse(Read)", repo))
         assert reply.json() == {"accepted": 1, "ignored": 0}
         answer = server.request(
@@ -42,7 +45,7 @@ def test_a_teed_read_is_answered_without_tools_and_reaches_the_provider(
 def test_bad_notify_bodies_get_a_4xx_naming_the_problem_and_lose_nothing(
     fake: FakeProvider, repo: Path, tmp_path: Path
 ) -> None:
-    with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+    with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         good = {"cwd": str(repo), "events": [{"path": "a.py", "kind": "read", "content": "x"}]}
         assert server.request("POST", "/notify", json=good).status_code == 200
         cases = [
@@ -94,7 +97,7 @@ def test_planted_secrets_never_reach_the_provider(
         ToolUse("Grep", {"pattern": "AKIA", "output_mode": "content", "path": "."}),
         Text("done"),
     )
-    with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+    with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         events = [
             {"path": ".env", "kind": "read", "content": (repo / ".env").read_text()},
             {"path": "src/settings.py", "kind": "write", "content": source},
@@ -112,7 +115,7 @@ def test_notifications_during_a_slow_question_survive_its_commit(
 ) -> None:
     count = 5000
     fake.script(Text("slow answer", delay_s=2.0), Text("next answer"))
-    with ServerProcess(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+    with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         warm = {"path": "src/app.py", "kind": "read", "content": "def answer(): 42"}
         server.request("POST", "/notify", json={"cwd": str(repo), "events": [warm]})
         result: list[httpx.Response] = []
@@ -122,7 +125,7 @@ def test_notifications_during_a_slow_question_survive_its_commit(
             )
         )
         asker.start()
-        fake.wait_for_requests(1, timeout_s=10)
+        fake.wait_for_requests(1, timeout_s=60)
         accepted = 0
         with httpx.Client(base_url=server.url, timeout=30) as client:
             for start in range(0, count, 500):

@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from live_memory.testing import FakeProvider, Text
-from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
 from tests.e2e.test_lifecycle_end_to_end import _ask
+from tests.support.app_server import AppServer, RunningServer
+
+pytestmark = pytest.mark.e2e
 
 
-def _stats(server: ServerProcess, repo: Path) -> dict[str, object]:
+def _stats(server: RunningServer, repo: Path) -> dict[str, object]:
     return dict(server.request("GET", "/stats", params={"cwd": str(repo)}).json())
 
 
@@ -21,7 +25,7 @@ def test_preload_reset_and_clear(fake: FakeProvider, repo: Path, tmp_path: Path)
     (repo / "docs" / ".env").write_text("SECRET=1\n")
     env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_PRELOAD_GLOBS": "docs/*.md,README.md"}
     fake.responder = lambda recorded: Text("answer")
-    with ServerProcess(tmp_path / "data", env) as server:
+    with AppServer(tmp_path / "data", env) as server:
         assert _ask(server, repo, "what is in the guide?").status_code == 200
         assert "PRELOADED-GUIDE-MARKER" in json.dumps(fake.requests[0].body["system"])
         stats = _stats(server, repo)

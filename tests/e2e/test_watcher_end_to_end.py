@@ -7,15 +7,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from live_memory.testing import FakeProvider, Text, ToolUse
-from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
+from tests.support.app_server import AppServer, RunningServer
 from tests.support.repo import git
+
+pytestmark = pytest.mark.e2e
 
 WITHIN_S = 2.0
 
 
-def _wait_for_stats(server: ServerProcess, repo: Path, key: str, want: int) -> dict[str, Any]:
+def _wait_for_stats(server: RunningServer, repo: Path, key: str, want: int) -> dict[str, Any]:
     deadline = time.monotonic() + WITHIN_S
     while True:
         stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
@@ -41,7 +45,7 @@ def test_edits_deletes_and_branch_switches_reach_the_window(
         Text("noticed the changes"),
     )
     env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_WATCHER": "os"}
-    with ServerProcess(tmp_path / "data", env) as server:
+    with AppServer(tmp_path / "data", env) as server:
         reply = server.request("POST", "/api/ask", json={"question": "read?", "cwd": str(repo)})
         assert reply.status_code == 200, reply.text
         health = server.request("GET", "/health").json()

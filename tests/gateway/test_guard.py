@@ -18,6 +18,8 @@ from live_memory.config import load_settings
 from live_memory.gateway import create_app
 from live_memory.testing.server_process import ServerProcess
 
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
 
 def _post_routes(tmp_path: Path) -> list[str]:
     settings = load_settings({"LIVE_MEMORY_DATA_DIR": str(tmp_path), "HOME": str(tmp_path)})

@@ -8,9 +8,13 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from live_memory.testing.server_process import ServerProcess, free_port
 from tests.plugin.capture_server import CaptureServer, Seen, closed_port
 from tests.plugin.conftest import SCRIPT_TIMEOUT_S, SCRIPTS, HookWorld, hook_payloads, run_script
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def _change(world: HookWorld, name: str) -> dict[str, object]:

@@ -20,6 +20,8 @@ from live_memory.testing.server_process import ServerProcess
 from tests.plugin.capture_server import CaptureServer, Seen, closed_port
 from tests.plugin.conftest import REPO, SCRIPT_TIMEOUT_S, SCRIPTS, HookWorld, run_script
 
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
 HEALTH: dict[str, object] = {
     "status": "ok",
     "version": "0.1.0",

@@ -8,10 +8,14 @@ import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from live_memory.testing.server_process import ServerProcess
 from tests.plugin.capture_server import CaptureServer, Seen, closed_port
 from tests.plugin.conftest import SCRIPTS, HookWorld, hook_payloads, run_script
 from tests.support.fixtures import TRANSCRIPT
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def _stop(world: HookWorld, session_id: str = "c6e61a63") -> dict[str, object]:
