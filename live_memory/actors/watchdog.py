@@ -14,7 +14,6 @@ without waiting on the actor (which may be walking a large tree or flushing a st
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import threading
@@ -35,31 +34,14 @@ from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSys
 from live_memory.config import Settings
 from live_memory.config import constants as C
 from live_memory.watchers import Flushed, WatchedRoot
+from live_memory.watchers.board import WatcherBoard
 from live_memory.watchers.inotify_source import InotifySource, RawEvent, flags
-from live_memory.watchers.watch_table import Owner, WatchTable, effective_total_budget
+from live_memory.watchers.placement import place_watches, record_event, watch_git_dirs
+from live_memory.watchers.watch_table import WatchTable, effective_total_budget
 
 __all__ = ["WatchdogActor", "WatcherBoard"]
 
 logger = logging.getLogger(__name__)
-
-_LIMIT_ERRNOS = frozenset({errno.ENOSPC, errno.EMFILE, errno.ENFILE})
-_HEAD_NAMES = frozenset({"HEAD", "HEAD.lock", "packed-refs", "packed-refs.lock", "ORIG_HEAD"})
-
-
-class WatcherBoard:
-    """The watcher's latest status, readable from any thread without a message."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._status: dict[str, object] = {"mode": "off", "roots": 0, "degraded_reason": None}
-
-    def publish(self, status: dict[str, object]) -> None:
-        with self._lock:
-            self._status = dict(status)
-
-    def read(self) -> dict[str, object]:
-        with self._lock:
-            return dict(self._status)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,12 +195,13 @@ class WatchdogActor(Actor):
         if self._source is None:
             self._poll_root(root, entry, "has no inotify (polling its window's files)")
         else:
-            failure = self._place(root, entry, "", report=False)
+            failure = place_watches(self._source, self.table, root, state, "", report=False)
             if failure is not None:
                 for wd in self.table.release_root(root):
                     self._source.remove(wd)  # a root that does not fit keeps nothing
                 self._poll_root(root, entry, failure)
-        self._watch_meta(root, entry)
+        if self._source is not None:
+            watch_git_dirs(self._source, self.table, root, state, entry.meta)
         logger.info(
             "watching %s (%s, %d watches)",
             root,
@@ -226,54 +209,6 @@ class WatchdogActor(Actor):
             self.table.used_by(root),
         )
         self._publish()
-
-    def _place(self, root: str, entry: _Root, start: str, *, report: bool) -> str | None:
-        """Watch every directory the walk yields below `start` that is not watched yet;
-        why it failed, or None. With `report`, the files found in newly watched directories
-        are recorded as created (they appeared before their directory had a watch)."""
-        assert self._source is not None
-        watched = self.table.dirs_of(root)
-        now = time.monotonic()
-        for rel in entry.state.directories(start):
-            if rel in watched:
-                continue
-            why = self.table.room_for(root)
-            if why is not None:
-                return why
-            path = os.path.join(root, rel) if rel else root
-            try:
-                wd = self._source.add(path)
-            except OSError as exc:
-                if exc.errno in _LIMIT_ERRNOS:
-                    # Someone else holds the rest of the kernel's budget: stay below it.
-                    self.table.total = max(1, len(self.table))
-                    return f"hit the kernel's inotify limit ({exc})"
-                entry.state.skipped_dirs += 1  # too deep for a path, gone, unreadable
-                continue
-            self.table.claim(wd, Owner(root, rel))
-            if report:
-                entry.state.found_directory(path, now)
-        return None
-
-    def _watch_meta(self, root: str, entry: _Root) -> None:
-        """Watch where each repository's HEAD and refs live (outside the work tree for a
-        worktree or submodule, whose `.git` is a file)."""
-        if self._source is None:
-            return
-        for prefix, repo in entry.state.repos.repos.items():
-            if repo.dirs is None:
-                continue
-            dirs = [*repo.dirs.head_dirs, os.path.join(repo.dirs.gitdir, "logs")]
-            for path in dict.fromkeys(dirs):
-                if path in entry.meta or not os.path.isdir(path):
-                    continue
-                try:
-                    wd = self._source.add(path)
-                except OSError as exc:
-                    logger.warning("%s: cannot watch %s for HEAD moves: %s", root, path, exc)
-                    continue
-                self.table.claim(wd, Owner(root, path, prefix))
-                entry.meta[path] = prefix
 
     def _poll_root(self, root: str, entry: _Root, why: str) -> None:
         entry.polled_because = why
@@ -311,37 +246,12 @@ class WatchdogActor(Actor):
                 entry = self._roots.get(owner.root)
                 if entry is None:
                     continue
-                if owner.repo is not None:
-                    in_heads = owner.rel.endswith(os.sep + os.path.join("refs", "heads"))
-                    if name in _HEAD_NAMES or in_heads:
-                        entry.state.record_head(owner.repo, now)
-                    continue
-                start = self._record(entry, owner, mask, name, now)
+                start = record_event(entry.state, owner, mask, name, now)
                 if start is not None:
                     rescan.setdefault(owner.root, set()).add(start)
         for root, starts in rescan.items():
             self._rescan(root, starts)
         self._arm_if_pending()
-
-    def _record(self, entry: _Root, owner: Owner, mask: int, name: str, now: float) -> str | None:
-        """Record one event in a watched directory; a directory to walk for new watches
-        ('' = the whole root), or None."""
-        rel = f"{owner.rel}/{name}" if owner.rel else name
-        path = os.path.join(owner.root, rel)
-        state = entry.state
-        if mask & flags.ISDIR:
-            if mask & (flags.CREATE | flags.MOVED_TO):
-                return rel  # watch the new directory and report what it holds
-            if mask & (flags.DELETE | flags.MOVED_FROM):
-                state.record("deleted", path, now, directory=True)
-            return None
-        if mask & (flags.DELETE | flags.MOVED_FROM):
-            state.record("deleted", path, now)
-        elif mask & (flags.CREATE | flags.MOVED_TO):
-            state.record("created", path, now)
-        elif mask & flags.MODIFY:
-            state.record("modified", path, now)
-        return "" if state.rescan_due else None
 
     def _rescan(self, root: str, starts: set[str]) -> None:
         """Place watches on directories that are new (or newly not ignored) and report the
@@ -356,7 +266,7 @@ class WatchdogActor(Actor):
         for start in sorted({""} if "" in starts else starts):
             if start and entry.state.repos.ignored(start, is_dir=True):
                 continue
-            failure = self._place(root, entry, start, report=True)
+            failure = place_watches(self._source, self.table, root, entry.state, start, report=True)
             if failure is not None:
                 break
         if failure is not None:
@@ -364,7 +274,8 @@ class WatchdogActor(Actor):
                 self._source.remove(wd)
             self._poll_root(root, entry, failure)
         if self.table.used_by(root) != before:
-            self._watch_meta(root, entry)  # a nested repository may have appeared
+            # A nested repository may have appeared.
+            watch_git_dirs(self._source, self.table, root, entry.state, entry.meta)
             self._publish()
 
     # --- flushing -----------------------------------------------------------------------
