@@ -50,7 +50,9 @@ STALE_WAIT_S = 120.0
 
 
 def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+    # No background gc or maintenance: it would repack while the copies are hard-linked.
+    quiet = ["-c", "gc.auto=0", "-c", "maintenance.auto=false"]
+    subprocess.run(["git", "-C", str(root), *quiet, *args], check=True, capture_output=True)
 
 
 def generate(root: Path, files: int, ignored: int) -> Path:
@@ -135,20 +137,19 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _rewrite(paths: list[Path], tag: str, edit: tuple[int, Path] | None) -> float | None:
-    """Rewrite every path; at index edit[0] also edit edit[1]; when the edit happened."""
-    edited_at = None
+def _rewrite(paths: list[Path], tag: str, edit: tuple[int, Path], box: dict[str, float]) -> None:
+    """Rewrite every path; at index edit[0] also edit edit[1], noting when in `box`."""
     for i, path in enumerate(paths):
         try:
             with open(path, "a", encoding="utf-8") as handle:
                 handle.write(tag)
         except OSError:
             continue
-        if edit is not None and i == edit[0]:
+        if i == edit[0]:
             with open(edit[1], "a", encoding="utf-8") as handle:
                 handle.write(f"# edited {tag}\n")
-            edited_at = time.monotonic()
-    return edited_at
+            box["edited"] = time.monotonic()
+    box["done"] = time.monotonic()
 
 
 def storm(root: Path, storm_paths: int, label: str, target: str, other: str) -> None:
@@ -224,11 +225,9 @@ def _one_storm(
     probe = _HealthProbe(url)
     probe.start()
     cpu0, wall0 = _cpu_s(pid), time.monotonic()
-    box: dict[str, float | None] = {}
+    box: dict[str, float] = {}
     writer = threading.Thread(
-        target=lambda: box.update(
-            edited=_rewrite(paths, f"#{time.time()}\n", (len(paths) // 3, root / target))
-        )
+        target=_rewrite, args=(paths, f"#{time.time()}\n", (len(paths) // 3, root / target), box)
     )
     writer.start()
     stale_after = None
@@ -240,6 +239,7 @@ def _one_storm(
             break
         time.sleep(0.05)
     writer.join()
+    writing = box["done"] - wall0
     # Let the storm settle, then read the watcher's own account.
     time.sleep(3.0)
     cpu = _cpu_s(pid) - cpu0
@@ -254,6 +254,7 @@ def _one_storm(
             if stale_after is not None
             else f"not within {STALE_WAIT_S:.0f} s"
         )
+        + f" (the rewrite took {writing:.1f} s, the edit at its third)"
         + f"; server CPU {cpu:.1f} s over {wall:.1f} s ({100 * cpu / wall:.0f} % of a core)"
         + f"; /health p50 {1000 * _pct(lat, 0.5):.0f} ms p99 {1000 * _pct(lat, 0.99):.0f} ms "
         + f"max {1000 * max(lat, default=0):.0f} ms over {len(lat)} probes, "

@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 RawKind = Literal["created", "modified", "deleted", "moved"]
 
+_RULES_SUFFIX = "/" + GITIGNORE
 _FILE_KINDS: dict[str, ChangeKind] = {"created": "add", "modified": "change", "deleted": "unlink"}
 
 
@@ -71,6 +72,8 @@ class WatchedRoot:
         self.storm_paths = storm_paths
         self._heads_touched: set[str] = set()
         self._storm_last: float | None = None
+        self._storm_touched = 0.0
+        """The last event recorded while in a storm (it keeps the storm going)."""
         """When the current storm last released paths (None: no storm)."""
         self._storm_revalidated = 0.0
         self._shape_changes = 0
@@ -128,6 +131,11 @@ class WatchedRoot:
             self.record("deleted", path, now, directory=directory)
             if dest is not None:
                 self.record("created", dest, now, directory=directory)
+            return
+        if self._storm_last is not None and not directory and not path.endswith(_RULES_SUFFIX):
+            # In a storm no path is routed one by one: noting the activity is enough, and
+            # keeps the watcher's cost per event (and its hold on the interpreter) tiny.
+            self._storm_touched = now
             return
         rel = self.filter.classify(path, directory=directory)
         if rel is None:
@@ -250,7 +258,7 @@ class WatchedRoot:
             self._storm_revalidated = now
             self._storm_last = now
             return Flushed([], revalidate=True, tree_stale=True)
-        if active:
+        if active or self._storm_touched > self._storm_last:
             self._storm_last = now
         elif now - self._storm_last >= C.WATCH_STORM_QUIET_S:
             logger.info("%s: change storm over", self.root)
