@@ -95,7 +95,10 @@ def open_beneath(real_root: str, rel: str, *, directory: bool = False) -> Opened
         with contextlib.suppress(OSError):
             fd = _SYSCALL.openat2(root_fd, rel or ".", flags)
             if fd is not None:
-                return OpenedPath(fd, _where(fd, real_root, rel))
+                where = _where(fd, real_root)
+                if where is not None:
+                    return OpenedPath(fd, where)
+                os.close(fd)  # cannot tell where it leads (no /proc): the walk can
         # No openat2, or it refused (EXDEV: an absolute link, maybe pointing inside; or a
         # real escape): the walk decides, and raises with the precise reason.
         return _walk(root_fd, real_root, rel, flags)
@@ -125,19 +128,17 @@ def inside_root(real_root: str, rels: list[str], limit: int) -> list[str]:
     return kept
 
 
-def _where(fd: int, real_root: str, rel: str) -> str:
-    """The opened file's path relative to the root, from the kernel when it can say."""
+def _where(fd: int, real_root: str) -> str | None:
+    """The opened file's path relative to the root, as the kernel says (None: it cannot)."""
     try:
         target = os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
-        return os.path.normpath(rel).lstrip("/") if rel else ""
+        return None
     if target == real_root:
         return ""
     prefix = real_root.rstrip("/") + "/"
-    if not target.startswith(prefix):  # cannot happen under RESOLVE_BENEATH
-        os.close(fd)
-        raise OSError(errno.EXDEV, "path leads outside the workspace", rel)
-    return target[len(prefix) :]
+    # Outside cannot happen under RESOLVE_BENEATH; a deleted file reads "... (deleted)".
+    return target[len(prefix) :] if target.startswith(prefix) else None
 
 
 def _walk(root_fd: int, real_root: str, rel: str, flags: int) -> OpenedPath:

@@ -128,6 +128,10 @@ def test_submodule_content_is_searched_and_globbed(repo: Path) -> None:
     assert found.text == "vendor/lib.py:1:def vendored():  # TODO upstream"
     inside = toolbox.run("Grep", {"pattern": "vendored", "path": "vendor"})
     assert _paths(inside.text) == ["vendor/lib.py"]
+    assert toolbox.run("Glob", {"pattern": "vendor/*.py"}).text == "vendor/lib.py"
+    assert toolbox.run("Grep", {"pattern": "vendored", "glob": "vendor/*"}).text.endswith(
+        "vendor/lib.py"
+    )
 
 
 def test_outside_git_rg_honours_gitignore_and_skips_dependency_trees(tmp_path: Path) -> None:
