@@ -51,6 +51,7 @@ from live_memory.gateway.blocking import BlockingCalls
 from live_memory.gateway.bridge import wait_reply
 from live_memory.gateway.jobs import JobRunner
 from live_memory.gateway.notify_parse import parse_notify
+from live_memory.hygiene import redact_secrets
 from live_memory.knowledge import (
     TranscriptQueue,
     UsageLedger,
@@ -93,9 +94,9 @@ def _fact(item: object, index: int) -> LedgerFact:
     category = item.get("category", "architecture")
     if not isinstance(category, str):
         raise InputError(f"facts[{index}].category must be a string")
-    return LedgerFact(
-        item["text"], tuple((s[0], s[1]) for s in sources), category, bool(item.get("stale"))
-    )
+    # Imported facts reach every prompt: they pass the same redaction as any file content.
+    text, _ = redact_secrets(item["text"])
+    return LedgerFact(text, tuple((s[0], s[1]) for s in sources), category, bool(item.get("stale")))
 
 
 class LiveMemoryService:

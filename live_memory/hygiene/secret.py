@@ -19,6 +19,7 @@ from live_memory.config.constants import (
     SECRET_REDACTION,
     SECRET_VALUE_MIN_CHARS,
 )
+from live_memory.hygiene.secret_patterns import TOKEN_PATTERNS
 
 __all__ = ["is_secret_path", "redact_secrets"]
 
@@ -84,26 +85,12 @@ def _matcher(patterns: tuple[str, ...]) -> _Matcher:
     return _Matcher(patterns)
 
 
-# --- tokens with a recognisable shape -----------------------------------------------------
-# Each entry: a cheap literal hint (skip the regex when absent) and the token pattern.
-_TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("A", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b")),
-    # OpenAI / Anthropic style; the digit look-ahead spares prose like `sk-learn-compatible-…`.
-    ("sk-", re.compile(r"\bsk-(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}")),
-    ("gh", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
-    ("github_pat_", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}\b")),
-    ("glpat-", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}\b")),
-    ("xox", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
-    ("_live_", re.compile(r"\b[sr]k_live_[A-Za-z0-9]{16,}\b")),
-    ("AIza", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("eyJ", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    # A PEM private key escaped onto one line, as in service-account JSON.
-    (
-        "PRIVATE KEY",
-        re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[^\n]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"
-        ),
-    ),
+# --- tokens with a recognisable shape: see secret_patterns (maintained rule sets) -------
+_TOKENS = TOKEN_PATTERNS
+
+# `Authorization: Bearer <token>` (headers, curl -H, HTTP logs) and a bare `Bearer <token>`.
+_BEARER = re.compile(
+    r"(?P<keep>\b(?:[Bb]earer|BEARER|[Tt]oken|[Bb]asic)[ \t]+)(?P<value>[A-Za-z0-9._~+/-]{16,}=*)"
 )
 
 # Password in a URL (`scheme://user:password@host`); the user name is kept.
@@ -124,11 +111,24 @@ _QUOTED_ASSIGNMENT = re.compile(
     rf"(?P<keep>{_KEY_WORDS}{_OPERATOR}(?P<quote>[\"'`]))(?P<value>[^\"'`\s]+)(?P=quote)",
     re.IGNORECASE,
 )
+_BARE_VALUE = r"(?P<value>[^\s\"'`,;()\[\]{}<>#]+)[ \t]*(?:#.*)?$"
 _BARE_ASSIGNMENT = re.compile(
-    rf"(?P<keep>{_KEY_WORDS}[ \t]*[:=][ \t]*)(?P<value>[^\s\"'`,;()\[\]{{}}<>]+)[ \t]*$",
-    re.IGNORECASE | re.MULTILINE,
+    rf"(?P<keep>{_KEY_WORDS}[ \t]*[:=][ \t]*){_BARE_VALUE}", re.IGNORECASE | re.MULTILINE
 )
+# Environment / config style (`.env`, shell `export`, YAML, CI files): an UPPER_CASE name
+# ending in a secret word, `KEY` and `AUTH` included (`STRIPE_KEY=…`, `NPM_TOKEN: …`), which
+# lower-case code (`cache_key = …`) would make too noisy.
+_ENV_ASSIGNMENT = re.compile(
+    r"(?P<keep>^[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]*"
+    r"(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|KEY|AUTH|CREDENTIALS?)"
+    rf"[ \t]*[:=][ \t]*){_BARE_VALUE}",
+    re.MULTILINE,
+)
+_IDENTIFIER_LIKE = re.compile(r"[A-Za-z0-9_-]+")
+_SEGMENT = re.compile(r"[_-]")
 _KEY_HINTS = ("pass", "secret", "token", "key", "credential")
+_ENV_HINTS = ("TOKEN", "SECRET", "PASS", "PWD", "KEY", "AUTH", "CREDENTIAL")
+_BEARER_HINTS = ("bearer", "token ", "basic ")
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _DOTTED_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PLAIN_PUNCTUATION = frozenset("_-./:")
@@ -137,6 +137,8 @@ _PLAIN_PUNCTUATION = frozenset("_-./:")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----")
 _PEM_END = "-----END "
 _PEM_BODY = re.compile(r"[ \t]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+:.*|)[ \t\r]*")
+# Inside a block every base64 line counts, the short last one too.
+_PEM_ANY_BODY = re.compile(r"[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z-]+:.*)[ \t\r]*")
 
 
 def redact_secrets(text: str) -> tuple[str, int]:
@@ -157,10 +159,16 @@ def redact_secrets(text: str) -> tuple[str, int]:
         text, found = _sub_values(_URL_PASSWORD, text, _looks_like_url_password)
         count += found
     lowered = text.lower()
+    if any(hint in lowered for hint in _BEARER_HINTS):
+        text, found = _sub_values(_BEARER, text, _looks_like_token)
+        count += found
     if any(hint in lowered for hint in _KEY_HINTS):
         text, found = _sub_values(_QUOTED_ASSIGNMENT, text, _looks_like_quoted_secret)
         count += found
         text, found = _sub_values(_BARE_ASSIGNMENT, text, _looks_like_bare_secret)
+        count += found
+    if any(hint in text for hint in _ENV_HINTS):
+        text, found = _sub_values(_ENV_ASSIGNMENT, text, _looks_like_bare_secret)
         count += found
     if count:
         logger.debug("redacted %d secret-looking value(s)", count)
@@ -206,12 +214,29 @@ def _looks_like_quoted_secret(value: str) -> bool:
 
 
 def _looks_like_bare_secret(value: str) -> bool:
-    # Unquoted values are mostly code (`token = make_token2`), so demand more.
+    # Unquoted values are mostly code (`token = make_token2`, `key = settings.SECRET_KEY`),
+    # so demand more: never a dotted name; an identifier-like value (`npm_…`, `sk_test_…`,
+    # `Abcdef_123456_…`) only when it looks generated, not written by a person.
     if len(value) < SECRET_BARE_VALUE_MIN_CHARS:
         return False
-    if _DOTTED_IDENTIFIER.fullmatch(value) and ("_" in value or "." in value):
+    if "." in value and _DOTTED_IDENTIFIER.fullmatch(value):
         return False
+    if _IDENTIFIER_LIKE.fullmatch(value):
+        return _looks_generated(value) and _looks_like_quoted_secret(value)
     return _looks_like_quoted_secret(value)
+
+
+def _looks_generated(value: str) -> bool:
+    """A random-looking segment (mixed classes, 8+ chars) or 3 character classes over 16+
+    characters: `hashed_pw_2024` and `DEFAULT_TOKEN_NAME` are names, `npm_4f9Qx…` is not."""
+    if any(len(part) >= 8 and _character_classes(part) >= 2 for part in _SEGMENT.split(value)):
+        return not _ENV_NAME.fullmatch(value)
+    return len(value) >= 16 and _character_classes(value) >= 3
+
+
+def _looks_like_token(value: str) -> bool:
+    # `Bearer authentication`, `token based` are prose: a token mixes classes.
+    return _character_classes(value) >= 2 and not value.isalpha()
 
 
 def _looks_like_url_password(value: str) -> bool:
@@ -242,11 +267,15 @@ def _redact_pem_blocks(text: str) -> tuple[str, int]:
                 break
             # Encrypted keys put a blank line between their headers and the body.
             blank_inside = not line.strip() and index + 1 < len(lines)
-            if not (_is_pem_body(line) or (blank_inside and _is_pem_body(lines[index + 1]))):
+            if not (_in_pem_body(line) or (blank_inside and _is_pem_body(lines[index + 1]))):
                 break
             lines[index] = SECRET_REDACTION
             index += 1
     return "\n".join(lines), count
+
+
+def _in_pem_body(line: str) -> bool:
+    return _PEM_END in line or (bool(line.strip()) and _PEM_ANY_BODY.fullmatch(line) is not None)
 
 
 def _is_pem_body(line: str) -> bool:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from live_memory.config.constants import DEFAULT_SECRET_PATH_PATTERNS, SECRET_REDACTION
@@ -162,3 +164,110 @@ def test_redaction_counts_every_secret_and_is_idempotent() -> None:
     once, count = redact_secrets(text)
     assert count == 2
     assert redact_secrets(once) == (once, 0)
+
+
+# --- the class "secrets that slipped past redaction" (security review, round two) ---------
+# Pieces joined at run time so this file does not itself look like it leaks credentials.
+_R = "4eC39HqLyjWDarjtT1zdp7dc"
+SLIPPED = {
+    "npm token after a key word": "NPM_TOKEN: npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "stripe test key, env style": "STRIPE_KEY=sk_" + "test_" + _R,
+    "identifier-like api key": "api_key: Abcdef_123456_" + "XyZ789abcQ",
+    "exported service token": "export SERVICE_TOKEN=" + "Zx8_" + _R,
+    "env key with a comment": "SERVICE_AUTH=" + "k9" + _R + "  # rotated monthly",
+    "slack webhook": "url = https://hooks.slack.com/services/T0" + "1ABCDEF/B02GHIJKL/" + _R,
+    "discord webhook": "https://discord.com/api/webhooks/12345678/" + _R + "abcXYZ",
+    "bearer header, hex": "Authorization: Bearer " + "3f9a" * 10,
+    "curl bearer": 'curl -H "Authorization: Bearer ' + "ya29." + _R + '" https://x',
+    "basic auth header": "Authorization: Basic " + "dXNlcjpwYXNzd29yZDEyMzQ1Ng==",
+    "sendgrid key": "SG." + "a" * 11 + "B" * 11 + "." + "c1" * 21 + "d",
+    "pypi token": "password = pypi-AgE" + "NdGVzdC5weXBpLm9yZw" + "x" * 50,
+    "gitlab deploy token": "gldt-" + _R,
+    "azure storage key": "AccountKey=" + "A1b2" * 21 + "Xy==",
+}
+KEPT = (
+    "token = get_token()",
+    "secret_key = settings.SECRET_KEY",
+    "API_KEY = os.environ['OPENAI_API_KEY']",
+    "MAX_TOKENS: int = 4096",
+    "PRIMARY_KEY = DEFAULT_PRIMARY_KEY_NAME",
+    "password = hashed_pw_2024",
+    "CACHE_KEY: cache-key-for-sessions",
+    "the server uses Bearer authentication for every request",
+    "# a token based scheme, see docs",
+    "AUTH_TOKEN=${AUTH_TOKEN}",
+    "export GITHUB_TOKEN=$GH_TOKEN",
+)
+
+
+@pytest.mark.parametrize("name", SLIPPED)
+def test_secrets_that_slipped_past_redaction_before_are_masked(name: str) -> None:
+    line = SLIPPED[name]
+    text, count = redact_secrets(f"first line\n{line}\nlast line\n")
+    assert count >= 1 and SECRET_REDACTION in text, text
+    secretive = [
+        part for part in line.replace("=", " ").replace(":", " ").split() if len(part) > 15
+    ]
+    assert not any(part in text for part in secretive if not part.startswith("http")), text
+    assert text.count("\n") == 3  # line numbers still point at the right lines
+
+
+@pytest.mark.parametrize("line", KEPT)
+def test_names_references_and_prose_near_key_words_are_kept(line: str) -> None:
+    assert redact_secrets(line) == (line, 0)
+
+
+def test_a_pem_body_is_masked_to_its_short_last_line() -> None:
+    body = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + "A" * 32] * 3 + ["q8Zs="]
+    key = "\n".join(["-----BEGIN PRIVATE KEY-----", *body, "-----END PRIVATE KEY-----"])
+    text, _ = redact_secrets(f"x = 1\n{key}\ny = 2\n")
+    assert "q8Zs=" not in text and "MIIE" not in text
+    assert text.splitlines()[0] == "x = 1" and text.splitlines()[-1] == "y = 2"
+    assert text.count("\n") == key.count("\n") + 3
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".envrc",
+        "db/.pgpass",
+        "keys/deploy.ppk",
+        "android/release.jks",
+        "app.keystore",
+        "AuthKey_ABC123.p8",
+        "vault.kdbx",
+        "infra/terraform.tfstate",
+        "infra/terraform.tfstate.backup",
+        ".config/gcloud/application_default_credentials.json",
+        ".azure/msal_token_cache.json",
+        ".aws/credentials",
+        ".netrc",
+        ".npmrc",
+        ".htpasswd",
+        ".vault-token",
+    ],
+)
+def test_the_usual_credential_files_are_secret_paths(path: str) -> None:
+    assert is_secret_path(path, DEFAULT_SECRET_PATH_PATTERNS)
+
+
+_QUARTER_MIB = 256 * 1024  # = the largest file content a hook tees to the server
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A" * _QUARTER_MIB,
+        "xoxb-" + "-" * _QUARTER_MIB,
+        "Authorization: Bearer " + "a1" * (_QUARTER_MIB // 2),
+        "NPM_TOKEN=" + "_" * _QUARTER_MIB + "\n",
+        "SERVICE_" * (_QUARTER_MIB // 8) + "KEY=x",
+        "-----BEGIN PRIVATE KEY-----\n" + "QUJD\n" * (_QUARTER_MIB // 5),
+        "https://hooks.slack.com/services/" + "T/" * (_QUARTER_MIB // 2),
+        "password = '" + "a" * _QUARTER_MIB,
+    ],
+)
+def test_redaction_stays_linear_on_adversarial_input(text: str) -> None:
+    started = time.perf_counter()
+    redact_secrets(text)
+    assert time.perf_counter() - started < 5.0  # generous; backtracking would take minutes

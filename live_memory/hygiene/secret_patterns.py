@@ -1,0 +1,92 @@
+"""Token shapes that are secrets wherever they appear, from maintained rule sets.
+
+The shapes follow the detect-secrets plugins (Yelp, Apache License 2.0; version 1.5.0:
+aws, azure_storage_key, discord, github_token, gitlab_token, jwt, mailchimp, npm, openai,
+private_key, pypi_token, sendgrid, slack, square_oauth, stripe, telegram_token, twilio) and,
+where detect-secrets has none, the gitleaks default rules (MIT: npm access tokens, Stripe
+test keys, Slack webhooks, Discord webhooks, Hugging Face, Shopify, DigitalOcean). We keep a
+copy rather than depend on detect-secrets: it detects per line through Python plugin objects
+(and pulls in requests and pyyaml), while we mask text at every egress and must keep each
+pattern linear-time (no nested quantifiers; reviewed here) and cheap (a literal hint skips
+the regex when absent). detect-secrets' keyword and high-entropy plugins are covered by the
+assignment rules in `secret.py`; its weak shapes (Artifactory `AP…`, IBM/SoftLayer keyword
+forms) are left out because masking them would corrupt ordinary code the model must read.
+
+Each entry: (literal hint that must occur in the text, pattern of the whole token).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["TOKEN_PATTERNS"]
+
+TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # AWS access key ids (detect-secrets aws).
+    (
+        "A",
+        re.compile(
+            r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"
+        ),
+    ),
+    # OpenAI / Anthropic style; the digit look-ahead spares prose like `sk-learn-compatible-…`.
+    ("sk-", re.compile(r"\bsk-(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}")),
+    # GitHub (detect-secrets github_token) and fine-grained PATs.
+    ("gh", re.compile(r"\bgh[pousr]_[A-Za-z0-9_]{36,}\b")),
+    ("github_pat_", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}\b")),
+    # GitLab (detect-secrets gitlab_token: personal, deploy, feed, runner, CI build, …).
+    (
+        "gl",
+        re.compile(
+            r"\b(?:glpat|gldt|glft|glsoat|glrt|glimt|glptt|glagent|gloas)-[A-Za-z0-9_-]{20,}"
+        ),
+    ),
+    ("glcbt-", re.compile(r"\bglcbt-(?:[0-9a-fA-F]{2}_)?[A-Za-z0-9_-]{20,}")),
+    ("GR1348941", re.compile(r"\bGR1348941[A-Za-z0-9_-]{20,}")),
+    # Slack tokens and incoming webhooks (detect-secrets slack).
+    ("xox", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}", re.IGNORECASE)),
+    (
+        "hooks.slack.com",
+        re.compile(
+            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{20,}"
+        ),
+    ),
+    # Discord bot tokens (detect-secrets discord) and webhooks (gitleaks).
+    (
+        "discord",
+        re.compile(
+            r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}"
+        ),
+    ),
+    (".", re.compile(r"\b[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,}")),
+    # Stripe secret and restricted keys, live and test (detect-secrets stripe; gitleaks).
+    ("k_", re.compile(r"\b[sr]k_(?:live|test|prod)_[A-Za-z0-9]{10,99}\b")),
+    # npm access tokens (gitleaks npm-access-token; detect-secrets npm covers .npmrc's form).
+    ("npm_", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
+    ("_authToken", re.compile(r"(?<=:_authToken=)[^\s\"']+")),
+    # PyPI upload tokens (detect-secrets pypi_token).
+    ("pypi-", re.compile(r"\bpypi-AgE[A-Za-z0-9_-]{50,}")),
+    # Google API keys.
+    ("AIza", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    # JSON Web Tokens (detect-secrets jwt, stricter: three non-trivial parts).
+    ("eyJ", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    # SendGrid, Square, Twilio, Telegram, Mailchimp (detect-secrets plugins of those names).
+    ("SG.", re.compile(r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b")),
+    ("sq0", re.compile(r"\bsq0(?:csp|atp)-[0-9A-Za-z_-]{22,43}\b")),
+    ("SK", re.compile(r"\bSK[0-9a-f]{32}\b")),
+    (":", re.compile(r"\b\d{8,10}:AA[0-9A-Za-z_-]{33}\b")),
+    ("-us", re.compile(r"\b[0-9a-f]{32}-us[0-9]{1,2}\b")),
+    # Azure storage account keys (detect-secrets azure_storage_key).
+    ("AccountKey=", re.compile(r"(?<=AccountKey=)[A-Za-z0-9+/=]{86,88}")),
+    # Hugging Face, Shopify, DigitalOcean (gitleaks).
+    ("hf_", re.compile(r"\bhf_[A-Za-z]{34}\b")),
+    ("shp", re.compile(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b")),
+    ("_v1_", re.compile(r"\bdo[por]_v1_[a-f0-9]{64}\b")),
+    # A PEM private key escaped onto one line, as in service-account JSON.
+    (
+        "PRIVATE KEY",
+        re.compile(
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[^\n]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"
+        ),
+    ),
+)
