@@ -12,7 +12,8 @@ send "simple" requests (`text/plain` bodies, no preflight) to loopback. So, in t
    refused: only same-origin browser requests pass.
 4. The bearer token when one is configured.
 5. Every POST must declare `Content-Type: application/json`, which a browser cannot send
-   cross-origin without a CORS preflight that this server never grants.
+   cross-origin without a CORS preflight that this server never grants, unless it carries
+   this server's own exact Origin (a form on a page the server serves itself).
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ class Guard:
         if not _HOST_SHAPE.fullmatch(host) or _hostname(host) not in self.hosts:
             await _refuse(send, 421, f"Host {host!r} is not allowed (DNS-rebinding protection)")
             return
-        if origins and not self._same_origin(origins[0].decode("latin-1"), scope):
+        own_page = bool(origins) and self._same_origin(origins[0].decode("latin-1"), scope)
+        if origins and not own_page:
             await _refuse(
                 send, 403, "Origin is not allowed: only this server's own origin may call it"
             )
@@ -111,7 +113,9 @@ class Guard:
             if not hmac.compare_digest(given, self.token):
                 await _refuse(send, 401, "missing or wrong bearer token (LIVE_MEMORY_TOKEN)")
                 return
-        if scope["method"] == "POST":
+        # A form on one of this server's own pages (the dashboard) proves where it comes from
+        # with its exact Origin, which no other page can send; everyone else speaks JSON.
+        if scope["method"] == "POST" and not own_page:
             types = headers.get(b"content-type", [])
             if len(types) != 1 or not is_json_media_type(types[0]):
                 await _refuse(

@@ -84,6 +84,8 @@ def test_the_servers_own_origin_and_plain_clients_pass_the_guard(
         {"content-type": "application/json; charset=utf-8"},
         JSON | {"origin": own, "sec-fetch-site": "same-origin"},  # a page this server serves
         JSON | {"origin": f"http://localhost:{edge_server.port}"},
+        # A form on one of the server's own pages: its exact Origin is the proof.
+        {"content-type": "application/x-www-form-urlencoded", "origin": own},
     )
     for headers in allowed:
         response = _post(edge_server, path, headers, b"{}")
