@@ -17,7 +17,11 @@ import tarfile
 import venv
 from pathlib import Path
 
+import pytest
+
 from live_memory import __version__
+
+pytestmark = pytest.mark.slow  # builds an sdist and a wheel, makes a venv
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD_TIMEOUT_S = 300

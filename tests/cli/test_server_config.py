@@ -12,6 +12,8 @@ import pytest
 from live_memory.testing.server_process import ServerProcess
 from tests.cli.conftest import cli
 
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
 TOKEN = "tok-" + "q" * 28
 API_KEY = "sk-ant-api03-" + "k" * 40
 

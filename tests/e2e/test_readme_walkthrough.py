@@ -45,6 +45,8 @@ from tests.e2e.test_claude_code_cli import (
     install_claude_code,
 )
 
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
 REPO = Path(__file__).resolve().parents[2]
 USER_INSTALL_TIMEOUT_S = 600.0
 START_TIMEOUT_S = 60.0

@@ -8,11 +8,15 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
+
 from live_memory.testing import FakeProvider, Text
 from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
 from tests.plugin.conftest import PLUGIN, run_script
 from tests.support.fixtures import TRANSCRIPT
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 SPOOL_WAIT_S = 30.0
 
