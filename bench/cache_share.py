@@ -14,6 +14,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import _repo_root  # noqa: F401 (puts the repository root on sys.path for tests.support)
 import httpx
 
 from live_memory.agent.prompt import SYSTEM_PROMPT
@@ -24,11 +25,11 @@ from live_memory.memory.window import Window
 from live_memory.providers import min_cacheable_tokens
 from live_memory.providers.anthropic_adapter import build_messages_params
 from live_memory.providers.types import ChatRequest, SystemBlock
-from live_memory.testing import FakeProvider, Recorded, Reply, Text, ToolUse
-from live_memory.testing.fake_anthropic_wire import prompt_of
-from live_memory.testing.fake_cache import PrefixCache, common_prefix_len
-from live_memory.testing.server_process import ServerProcess
 from live_memory.tools import Toolbox, build_directory_tree
+from tests.support.fakes import FakeProvider, Recorded, Reply, Text, ToolUse
+from tests.support.fakes.fake_anthropic_wire import prompt_of
+from tests.support.fakes.fake_cache import PrefixCache, common_prefix_len
+from tests.support.server_process import ServerProcess
 
 SMALL_WINDOW = 12_000
 MODEL = "claude-haiku-4-5"

@@ -25,10 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import _repo_root  # noqa: F401 (puts the repository root on sys.path for tests.support)
 import httpx
 
-from live_memory.testing import FakeProvider, Recorded, Reply, Text
-from live_memory.testing.server_process import ServerProcess
+from tests.support.fakes import FakeProvider, Recorded, Reply, Text
+from tests.support.server_process import ServerProcess
 
 CLIENTS = 8
 QUESTIONS_PER_CLIENT = 50

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import _repo_root  # noqa: F401 (puts the repository root on sys.path for tests.support)
 import httpx
 import pykka
 
@@ -36,8 +37,8 @@ from live_memory.config import load_settings
 from live_memory.gateway import LiveMemoryService
 from live_memory.memory.compaction import Watermarks, evict_manifest_lru
 from live_memory.memory.window import Window
-from live_memory.testing import FakeProvider, Text
-from live_memory.testing.server_process import ServerProcess
+from tests.support.fakes import FakeProvider, Text
+from tests.support.server_process import ServerProcess
 
 TEED_READS, TEED_BYTES = 2000, 96 * 1024
 FLOOD_EVENTS, FLOOD_BYTES, FLOOD_BATCH = 2000, 200 * 1024, 10

@@ -15,7 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from live_memory.testing.server_process import ServerProcess
+import _repo_root  # noqa: F401 (puts the repository root on sys.path for tests.support)
+
+from tests.support.server_process import ServerProcess
 
 REQUESTS_PER_CONNECTION = 3000
 PROCESSES = 2

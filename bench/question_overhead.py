@@ -14,12 +14,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import _repo_root  # noqa: F401 (puts the repository root on sys.path for tests.support)
 import httpx
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from live_memory.testing import FakeProvider, Text
-from live_memory.testing.server_process import ServerProcess
+from tests.support.fakes import FakeProvider, Text
+from tests.support.server_process import ServerProcess
 
 QUESTIONS = 200
 

@@ -13,9 +13,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import _repo_root  # noqa: F401 (puts the repository root on sys.path for tests.support)
 import httpx
 
-from live_memory.testing.server_process import ServerProcess
+from tests.support.server_process import ServerProcess
 
 WORKSPACES = 1000
 IDLE_S = 3.0

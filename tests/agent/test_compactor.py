@@ -17,7 +17,7 @@ from live_memory.config import load_settings
 from live_memory.knowledge import TranscriptQueue, UsageLedger
 from live_memory.memory.model import Turn
 from live_memory.memory.window import Window
-from live_memory.testing import Error, FakeProvider, Recorded, Reply, Text
+from tests.support.fakes import Error, FakeProvider, Recorded, Reply, Text
 
 FACT = "[architecture] The parser lives in src/parser.py."
 PAIR_CHARS = 30_000  # a question and its answer: six pairs fill one summariser chunk

@@ -14,8 +14,8 @@ import pytest
 from live_memory.agent.loop import LoopLimits, LoopResult, run_agent_loop
 from live_memory.memory.window import Window
 from live_memory.providers import AnthropicProvider, OpenAIProvider
-from live_memory.testing import Call, FakeProvider, Text, ToolUse
 from live_memory.tools import Toolbox, ToolOutcome
+from tests.support.fakes import Call, FakeProvider, Text, ToolUse
 
 
 @pytest.fixture(scope="module")

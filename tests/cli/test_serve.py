@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from live_memory.cli import ServeLock, ServeLockHeld
-from live_memory.testing.server_process import ServerProcess, free_port
 from tests.cli.conftest import clean_env, serve_argv
+from tests.support.server_process import ServerProcess, free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

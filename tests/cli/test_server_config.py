@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from live_memory.testing.server_process import ServerProcess
 from tests.cli.conftest import cli
+from tests.support.server_process import ServerProcess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

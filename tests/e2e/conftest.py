@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from live_memory.testing import FakeProvider
+from tests.support.fakes import FakeProvider
 from tests.support.repo import make_repo
 
 REPO_FILES = {

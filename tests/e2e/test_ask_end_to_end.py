@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from live_memory.testing import Error, FakeProvider, Text, ToolUse
 from tests.e2e.conftest import provider_env
 from tests.support.app_server import AppServer
+from tests.support.fakes import Error, FakeProvider, Text, ToolUse
 from tests.support.mcp_client import call_tool, list_tools
 
 pytestmark = pytest.mark.e2e

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from live_memory.testing import FakeProvider, Text
 from tests.e2e.conftest import provider_env
 from tests.e2e.test_concurrency_end_to_end import _warm
 from tests.support.app_server import AppServer
+from tests.support.fakes import FakeProvider, Text
 
 pytestmark = pytest.mark.e2e
 

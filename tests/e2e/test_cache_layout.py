@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from live_memory.testing import FakeProvider, Text
 from tests.e2e.conftest import provider_env
 from tests.support.app_server import AppServer, RunningServer
+from tests.support.fakes import FakeProvider, Text
 
 pytestmark = pytest.mark.e2e
 

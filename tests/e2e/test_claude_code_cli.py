@@ -27,10 +27,10 @@ from typing import Any
 
 import pytest
 
-from live_memory.testing import Call, FakeProvider, Recorded, Reply, Text, ToolUse
-from live_memory.testing.server_process import ServerProcess
 from tests.support.app_server import RunningServer
+from tests.support.fakes import Call, FakeProvider, Recorded, Reply, Text, ToolUse
 from tests.support.repo import make_repo
+from tests.support.server_process import ServerProcess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from live_memory.testing import Error, FakeProvider, Recorded, Reply, Text
 from tests.e2e.conftest import provider_env
 from tests.support.app_server import AppServer, RunningServer
+from tests.support.fakes import Error, FakeProvider, Recorded, Reply, Text
 
 pytestmark = pytest.mark.e2e
 

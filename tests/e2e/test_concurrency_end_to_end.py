@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from live_memory.testing import FakeProvider, Recorded, Reply, Text, ToolUse
 from tests.e2e.conftest import provider_env
 from tests.support.app_server import AppServer, RunningServer
+from tests.support.fakes import FakeProvider, Recorded, Reply, Text, ToolUse
 from tests.support.mcp_client import abandon_tool_call, call_tool, list_tools
 
 pytestmark = pytest.mark.e2e

@@ -30,11 +30,11 @@ from live_memory.config import constants as C
 from live_memory.config import load_settings
 from live_memory.gateway import create_app
 from live_memory.memory.snapshot_store import SnapshotStore
-from live_memory.testing import Error, FakeProvider, Malformed, Recorded, Reply, Text
-from live_memory.testing.server_process import ServerProcess, free_port
 from tests.e2e.conftest import REPO_FILES, provider_env
 from tests.support.app_server import AppServer
+from tests.support.fakes import Error, FakeProvider, Malformed, Recorded, Reply, Text
 from tests.support.repo import make_repo
+from tests.support.server_process import ServerProcess, free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from live_memory.testing import FakeProvider, Text
-from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
 from tests.e2e.test_concurrency_end_to_end import _warm
 from tests.e2e.test_lifecycle_end_to_end import _ask
+from tests.support.fakes import FakeProvider, Text
+from tests.support.server_process import ServerProcess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

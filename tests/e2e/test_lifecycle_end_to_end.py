@@ -10,12 +10,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from live_memory.testing import FakeProvider, Text
-from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
 from tests.e2e.test_cache_layout import _strip
 from tests.e2e.test_concurrency_end_to_end import _warm
 from tests.support.app_server import AppServer, RunningServer
+from tests.support.fakes import FakeProvider, Text
+from tests.support.server_process import ServerProcess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from live_memory.testing import FakeProvider, Text, ToolUse
 from tests.e2e.conftest import provider_env
 from tests.support.app_server import AppServer
+from tests.support.fakes import FakeProvider, Text, ToolUse
 from tests.support.fixtures import HOOK_PAYLOADS
 
 pytestmark = pytest.mark.e2e

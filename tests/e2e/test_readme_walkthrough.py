@@ -32,8 +32,6 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from live_memory import __version__
-from live_memory.testing import FakeProvider, Recorded, Reply, Text, ToolUse
-from live_memory.testing.server_process import free_port
 from tests.e2e.test_claude_code_cli import (
     ASK_TOOL,
     INSTALL_TIMEOUT_S,
@@ -44,6 +42,10 @@ from tests.e2e.test_claude_code_cli import (
     _tool_result_text,
     install_claude_code,
 )
+from tests.support.fakes import FakeProvider, Recorded, Reply, Text, ToolUse
+from tests.support.server_process import free_port
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from live_memory.testing import FakeProvider, Text
-from live_memory.testing.server_process import ServerProcess
 from tests.e2e.conftest import provider_env
 from tests.plugin.conftest import PLUGIN, run_script
+from tests.support.fakes import FakeProvider, Text
 from tests.support.fixtures import TRANSCRIPT
+from tests.support.server_process import ServerProcess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from live_memory.testing import FakeProvider, Text, ToolUse
 from tests.e2e.conftest import provider_env
 from tests.support.app_server import AppServer, RunningServer
+from tests.support.fakes import FakeProvider, Text, ToolUse
 from tests.support.repo import git
 
 pytestmark = pytest.mark.e2e

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from live_memory.testing import FakeProvider, Text
-from live_memory.testing.server_process import ServerProcess
+from tests.support.fakes import FakeProvider, Text
 from tests.support.repo import make_repo
+from tests.support.server_process import ServerProcess
 
 EDGE_FILES = {"src/app.py": "def answer():\n    return 42\n", "README.md": "# demo\n"}
 

@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from live_memory.config import load_settings
 from live_memory.gateway import create_app
-from live_memory.testing.server_process import ServerProcess
+from tests.support.server_process import ServerProcess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from live_memory.config import constants as C
-from live_memory.testing import FakeProvider, Text
-from live_memory.testing.server_process import ServerProcess
+from tests.support.fakes import FakeProvider, Text
+from tests.support.server_process import ServerProcess
 
 REQUEST_TIMEOUT_S = 2.0  # = the edge server's LIVE_MEMORY_REQUEST_TIMEOUT_S
 HEAD = b"POST /notify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"

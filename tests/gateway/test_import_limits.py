@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 
 from live_memory.config import constants as C
-from live_memory.testing.server_process import ServerProcess
+from tests.support.server_process import ServerProcess
 
 
 def _facts(count: int, seed: int) -> list[dict[str, object]]:

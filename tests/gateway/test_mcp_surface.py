@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 import live_memory
 from live_memory.config import constants as C
-from live_memory.testing.server_process import ServerProcess
+from tests.support.server_process import ServerProcess
 
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from live_memory.testing.background_server import BackgroundServer
+from tests.support.background_server import BackgroundServer
 
 __all__ = ["CaptureServer", "Seen", "closed_port"]
 

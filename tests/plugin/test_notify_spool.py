@@ -10,9 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from live_memory.testing.server_process import ServerProcess, free_port
 from tests.plugin.capture_server import CaptureServer, Seen, closed_port
 from tests.plugin.conftest import SCRIPT_TIMEOUT_S, SCRIPTS, HookWorld, hook_payloads, run_script
+from tests.support.server_process import ServerProcess, free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -16,9 +16,9 @@ import pytest
 
 from live_memory.config import constants as C
 from live_memory.knowledge import BANNER_PREFIX, health_banner
-from live_memory.testing.server_process import ServerProcess
 from tests.plugin.capture_server import CaptureServer, Seen, closed_port
 from tests.plugin.conftest import REPO, SCRIPT_TIMEOUT_S, SCRIPTS, HookWorld, run_script
+from tests.support.server_process import ServerProcess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -10,10 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from live_memory.testing.server_process import ServerProcess
 from tests.plugin.capture_server import CaptureServer, Seen, closed_port
 from tests.plugin.conftest import SCRIPTS, HookWorld, hook_payloads, run_script
 from tests.support.fixtures import TRANSCRIPT
+from tests.support.server_process import ServerProcess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from live_memory.providers.retry import RetryPolicy
-from live_memory.testing import FakeProvider, FakeTokenEndpoint
+from tests.support.fakes import FakeProvider, FakeTokenEndpoint
 
 
 class SleepRecorder:

@@ -13,7 +13,7 @@ from live_memory.providers import (
     ToolResultBlock,
     ToolSpec,
 )
-from live_memory.testing import Call, FakeProvider, Text, ToolUse
+from tests.support.fakes import Call, FakeProvider, Text, ToolUse
 
 READ = ToolSpec(
     "Read",

@@ -21,7 +21,7 @@ from live_memory.providers.endpoint import (
     unsupported_endpoint_problem,
 )
 from live_memory.providers.openai_adapter import build_chat_params
-from live_memory.testing import FakeProvider
+from tests.support.fakes import FakeProvider
 
 
 @pytest.mark.parametrize(

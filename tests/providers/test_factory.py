@@ -17,7 +17,7 @@ from live_memory.providers import (
     Provider,
     TextBlock,
 )
-from live_memory.testing import FakeProvider
+from tests.support.fakes import FakeProvider
 
 REQUEST = ChatRequest(
     model="claude-haiku-4-5",

@@ -11,7 +11,7 @@ import httpx
 import openai
 import pytest
 
-from live_memory.testing import Call, Error, FakeProvider, Recorded, Text, ToolUse
+from tests.support.fakes import Call, Error, FakeProvider, Recorded, Text, ToolUse
 
 USER: Any = [{"role": "user", "content": "hi"}]
 

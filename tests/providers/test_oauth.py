@@ -13,7 +13,7 @@ import pytest
 from live_memory.config import constants
 from live_memory.errors import ProviderAuthError
 from live_memory.providers import OAuthTokenSource
-from live_memory.testing import FakeTokenEndpoint
+from tests.support.fakes import FakeTokenEndpoint
 
 HOUR_MS = 3_600_000
 

@@ -15,7 +15,7 @@ from live_memory.providers import (
     ToolResultBlock,
     ToolSpec,
 )
-from live_memory.testing import FakeProvider, Text, ToolUse
+from tests.support.fakes import FakeProvider, Text, ToolUse
 
 READ = ToolSpec(
     "Read",

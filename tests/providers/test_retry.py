@@ -17,8 +17,8 @@ from live_memory.providers import (
     TextBlock,
 )
 from live_memory.providers.retry import RetryPolicy, redact
-from live_memory.testing import Error, FakeProvider, Malformed, Text
 from tests.providers.conftest import SleepRecorder
+from tests.support.fakes import Error, FakeProvider, Malformed, Text
 
 REQUEST = ChatRequest(
     model="claude-haiku-4-5",

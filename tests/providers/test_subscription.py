@@ -13,7 +13,7 @@ from live_memory.agent.provider_factory import make_provider
 from live_memory.config import Settings, load_settings
 from live_memory.errors import NoProviderConfigured, ProviderAuthError
 from live_memory.providers import ChatRequest, Message, Provider, TextBlock
-from live_memory.testing import Error, FakeProvider, FakeTokenEndpoint
+from tests.support.fakes import Error, FakeProvider, FakeTokenEndpoint
 
 REQUEST = ChatRequest(
     model="claude-haiku-4-5",

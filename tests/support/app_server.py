@@ -18,7 +18,7 @@ import httpx
 
 from live_memory.config import load_settings
 from live_memory.gateway import create_app
-from live_memory.testing.background_server import BackgroundServer
+from tests.support.background_server import BackgroundServer
 
 __all__ = ["AppServer", "RunningServer"]
 

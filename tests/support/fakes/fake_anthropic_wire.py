@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 
-from live_memory.testing.fake_cache import AnthropicCacheUsage
-from live_memory.testing.fake_replies import Error, Text, ToolUse
+from tests.support.fakes.fake_cache import AnthropicCacheUsage
+from tests.support.fakes.fake_replies import Error, Text, ToolUse
 
 __all__ = ["error_body", "message_body", "problem_with", "prompt_of", "sse_events"]
 

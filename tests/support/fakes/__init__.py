@@ -1,13 +1,13 @@
-"""Test support that ships with the library: a fake model provider over real HTTP.
+"""Test support (not shipped in the wheel): a fake model provider over real HTTP.
 
-Other packages' tests import from here (`from live_memory.testing import FakeProvider, Text`).
+Tests and benches import from here (`from tests.support.fakes import FakeProvider, Text`).
 """
 
 from __future__ import annotations
 
-from live_memory.testing.fake_oauth import FakeTokenEndpoint
-from live_memory.testing.fake_provider import FakeProvider, Responder
-from live_memory.testing.fake_replies import (
+from tests.support.fakes.fake_oauth import FakeTokenEndpoint
+from tests.support.fakes.fake_provider import FakeProvider, Responder
+from tests.support.fakes.fake_replies import (
     CacheStats,
     Call,
     Error,

@@ -31,11 +31,11 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from live_memory.config import constants
-from live_memory.testing import fake_anthropic_wire as anthropic_wire
-from live_memory.testing import fake_openai_wire as openai_wire
-from live_memory.testing.background_server import ServedFake
-from live_memory.testing.fake_cache import PrefixCache
-from live_memory.testing.fake_replies import (
+from tests.support.background_server import ServedFake
+from tests.support.fakes import fake_anthropic_wire as anthropic_wire
+from tests.support.fakes import fake_openai_wire as openai_wire
+from tests.support.fakes.fake_cache import PrefixCache
+from tests.support.fakes.fake_replies import (
     CacheStats,
     Error,
     Malformed,

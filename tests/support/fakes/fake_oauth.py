@@ -27,7 +27,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from live_memory.config import constants
-from live_memory.testing.background_server import ServedFake
+from tests.support.background_server import ServedFake
 
 __all__ = ["FakeTokenEndpoint"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from live_memory.testing.fake_replies import Error, Text, ToolUse
+from tests.support.fakes.fake_replies import Error, Text, ToolUse
 
 __all__ = [
     "completion_body",
