@@ -37,11 +37,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _repo_root  # noqa: F401 (puts the repository root on sys.path for tests.support)
 import httpx
 
-from live_memory.testing import FakeProvider, Text, ToolUse
-from live_memory.testing.server_process import ServerProcess
 from live_memory.tools.tree import build_directory_tree
+from tests.support.fakes import FakeProvider, Text, ToolUse
+from tests.support.server_process import ServerProcess
 
 TARGET = "packages/core/target.py"
 OTHER = "packages/core/other.py"

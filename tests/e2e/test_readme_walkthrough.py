@@ -47,8 +47,6 @@ from tests.support.server_process import free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
 REPO = Path(__file__).resolve().parents[2]
 USER_INSTALL_TIMEOUT_S = 600.0
 START_TIMEOUT_S = 60.0
