@@ -164,12 +164,9 @@ class LiveMemoryService:
     async def ask(self, question: object, cwd: object, max_answer_tokens: object = None) -> Answer:
         """Answer a question. Raises InputError, NoProviderConfigured, ProviderError,
         ShuttingDown, Busy, or TimeoutError at the hard backstop."""
-        if self.closing:
-            raise ShuttingDown("the server is shutting down")
-        # The check stats the workspace directory: off the loop, like every file-system call.
-        text, where, tokens = await self.blocking.run(
-            self.check_ask, question, cwd, max_answer_tokens
-        )
+        # The check stats the workspace directory on the loop: a hop to the blocking pool per
+        # question delayed admission enough to reorder a burst (a full queue then 429'd fewer).
+        text, where, tokens = self.check_ask(question, cwd, max_answer_tokens)
         budget = self.settings.default_timeout_s
         reply: Future[Answer] = Future()
         self._send(where, Ask(text, tokens, time.monotonic() + budget, reply))
