@@ -336,11 +336,14 @@ def main() -> None:
     parser.add_argument("--storm", type=int, default=70_000)
     parser.add_argument("--ws-files", type=int, default=20_000)
     parser.add_argument("--workspaces", default="1,10,50")
+    parser.add_argument(
+        "--real-only", action="store_true", help="only LIVE_MEMORY_BENCH_REPO, no generated repo"
+    )
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     base = Path(tempfile.mkdtemp(prefix="lm-large-repo-", dir="/tmp"))
     try:
-        if parts & {"storm", "tree"}:
+        if parts & {"storm", "tree"} and not args.real_only:
             repo = generate(base / "repo", args.files, args.ignored)
             if "tree" in parts:
                 tree(repo, "generated")
