@@ -87,6 +87,16 @@ def generate(root: Path, files: int, ignored: int) -> Path:
     return root
 
 
+_DATA_DIRS: list[Path] = []
+
+
+def _data_dir() -> Path:
+    """A server data directory, removed at the end like the generated repositories."""
+    path = Path(tempfile.mkdtemp(prefix="lm-large-repo-data-", dir="/tmp"))
+    _DATA_DIRS.append(path)
+    return path
+
+
 def _cpu_s(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -173,7 +183,7 @@ def storm(root: Path, storm_paths: int, label: str, target: str, other: str) -> 
             "LIVE_MEMORY_WATCHER": "os",
             "LIVE_MEMORY_PASSIVATE_AFTER_S": "3600",
         }
-        with ServerProcess(Path(tempfile.mkdtemp(prefix="lm-bench-")), env) as server:
+        with ServerProcess(_data_dir(), env) as server:
             assert server.proc is not None
             pid = server.proc.pid
             with httpx.Client(timeout=120) as client:
@@ -282,7 +292,7 @@ def rss(base: Path, ws_files: int, counts: list[int]) -> None:
             "LIVE_MEMORY_API_KEY": "bench",
             "LIVE_MEMORY_PASSIVATE_AFTER_S": "3600",
         }
-        with ServerProcess(Path(tempfile.mkdtemp(prefix="lm-bench-")), env) as server:
+        with ServerProcess(_data_dir(), env) as server:
             assert server.proc is not None
             pid = server.proc.pid
             print(f"[rss] idle server: {_rss_mb(pid):.0f} MB")
@@ -362,7 +372,8 @@ def main() -> None:
         if "rss" in parts:
             rss(base, args.ws_files, [int(n) for n in args.workspaces.split(",")])
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        for path in [base, *_DATA_DIRS]:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 if __name__ == "__main__":
