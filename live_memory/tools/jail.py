@@ -13,7 +13,6 @@ refused, and no open blocks on a FIFO or a device.
 from __future__ import annotations
 
 import errno
-import functools
 import hashlib
 import logging
 import os
@@ -30,6 +29,7 @@ from live_memory.config.constants import (
 from live_memory.errors import LiveMemoryError, PathOutsideWorkspace
 from live_memory.hygiene import is_secret_path, looks_binary, redact_secrets
 from live_memory.tools.beneath import OpenedPath, open_beneath
+from live_memory.tools.git_dir import git_internal, pointed_git_dirs
 from live_memory.tools.outcome import FileRead
 from live_memory.tools.text import decode_text
 
@@ -53,9 +53,6 @@ logger = logging.getLogger(__name__)
 UnreadableReason = Literal[
     "missing", "directory", "special", "too_large", "binary", "secret", "unreadable", "git"
 ]
-
-_GIT = ".git"
-_GITDIR_FILE_MAX_BYTES = 4096
 
 
 class UnreadableFile(LiveMemoryError):
@@ -211,55 +208,6 @@ def open_in_root(
         os.close(opened.fd)
         raise _refusal(given or real, git=git_internal(real_root, real))
     return opened
-
-
-def git_internal(real_root: str, rel: str, git_dirs: tuple[str, ...] | None = None) -> bool:
-    """Is the workspace-relative `rel` inside a git directory: a `.git` at any depth (nested
-    repositories and submodules too), or the git directory the root's `.git` file names?
-
-    `git_dirs` (from `pointed_git_dirs`) saves a stat per path when checking many.
-    """
-    if ".git" in rel and (
-        rel == _GIT or rel.startswith(".git/") or "/.git/" in rel or rel.endswith("/.git")
-    ):
-        return True
-    for elsewhere in pointed_git_dirs(real_root) if git_dirs is None else git_dirs:
-        if rel == elsewhere or rel.startswith(elsewhere + "/"):
-            return True
-    return False
-
-
-def pointed_git_dirs(real_root: str) -> tuple[str, ...]:
-    """The git directory the root's `.git` file points to, when it lies inside the root
-    (a `--separate-git-dir` placed in the work tree); usually none."""
-    found = _pointed_git_dir(real_root, _stamp(os.path.join(real_root, _GIT)))
-    return (found,) if found else ()
-
-
-def _stamp(path: str) -> tuple[int, int, int] | None:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    return (info.st_ino, info.st_mtime_ns, info.st_size) if stat.S_ISREG(info.st_mode) else None
-
-
-@functools.lru_cache(maxsize=64)
-def _pointed_git_dir(real_root: str, stamp: tuple[int, int, int] | None) -> str | None:
-    """The root-relative git directory a `.git` file (`gitdir: ...`) names, when inside."""
-    if stamp is None:
-        return None
-    try:
-        opened = open_beneath(real_root, _GIT)
-        data = _read_fd(opened.fd, _GIT, _GITDIR_FILE_MAX_BYTES)
-    except (OSError, UnreadableFile):
-        return None
-    text = data.decode("utf-8", errors="replace").strip()
-    if not text.startswith("gitdir:"):
-        return None
-    target = os.path.realpath(os.path.join(real_root, text[len("gitdir:") :].strip()))
-    prefix = real_root.rstrip("/") + "/"
-    return target[len(prefix) :] if target.startswith(prefix) else None
 
 
 def _refusal(shown: str, *, git: bool) -> UnreadableFile:
