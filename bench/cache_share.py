@@ -81,6 +81,8 @@ def _server_session(questions: int, env_extra: dict[str, str]) -> tuple[float, f
         fake.responder = _responder
         env = {"ANTHROPIC_API_KEY": "dummy", "ANTHROPIC_BASE_URL": fake.anthropic_base_url}
         with ServerProcess(tmp / "data", env | env_extra) as server, httpx.Client(timeout=60) as c:
+            # A notification alone creates no workspace; a clear does, without a model call.
+            c.post(f"{server.url}/clear", json={"cwd": str(repo)}).raise_for_status()
             for i in range(questions):
                 c.post(
                     f"{server.url}/notify", json={"cwd": str(repo), "events": _events(i)}

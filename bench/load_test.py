@@ -236,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
             pid = server.proc.pid
             for root in roots:  # activate and warm each workspace (held content: no cold guard)
                 events = [{"path": p, "kind": "read", "content": t} for p, t in FILES.items()]
+                # A notification alone creates no workspace; a clear does, model-free.
+                httpx.post(f"{server.url}/clear", json={"cwd": str(root)}, timeout=30)
                 httpx.post(
                     f"{server.url}/notify", json={"cwd": str(root), "events": events}, timeout=30
                 ).raise_for_status()

@@ -93,8 +93,9 @@ def rss_section(tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
     with ServerProcess(tmp / "data-rss", env) as server, httpx.Client(timeout=60) as client:
         assert server.proc is not None
         pid = server.proc.pid
-        for root in (reads, flood):  # activate both workspaces before the baseline
-            _post(client, server.url, root, [{"path": "src/warm.py", "kind": "change"}])
+        for root in (reads, flood):  # activate both workspaces before the baseline (a
+            # notification alone creates no workspace; a clear does, without a model call)
+            client.post(f"{server.url}/clear", json={"cwd": str(root)}).raise_for_status()
         before = _rss_mb(pid)
         print(f"RSS before: {before:.1f} MB")
         start = time.perf_counter()

@@ -90,7 +90,10 @@ def main() -> None:
     repo = tmp / "repo"
     (repo / "src").mkdir(parents=True)
     with ServerProcess(tmp / "data", {}) as server:
-        _run(server.port, str(repo), 1, 1)  # warm-up: activation, first connections
+        # A notification alone creates no workspace; a clear does (the bench measures the
+        # live workspace's path, not the ignored one).
+        server.request("POST", "/clear", json={"cwd": str(repo)}).raise_for_status()
+        _run(server.port, str(repo), 1, 1)  # warm-up: first connections
         _report("sequential, 1 connection", *_run(server.port, str(repo), 1, 1))
         total = PROCESSES * CONNECTIONS_PER_PROCESS
         _report(

@@ -62,6 +62,8 @@ def main() -> None:
         with ServerProcess(tmp / "data", env) as server, httpx.Client(timeout=30) as client:
             # Warm the memory so the cold-start guard does not add a second model call.
             for root in (repo, mcp_repo):
+                # A notification alone creates no workspace; a clear does, model-free.
+                client.post(f"{server.url}/clear", json={"cwd": str(root)}).raise_for_status()
                 client.post(
                     f"{server.url}/notify",
                     json={

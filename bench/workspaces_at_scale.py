@@ -43,7 +43,7 @@ def _make_roots(tmp: Path, wave: int) -> list[Path]:
 
 
 def _wave(server: ServerProcess, client: httpx.Client, roots: list[Path]) -> tuple[float, ...]:
-    """Activate every root with one /notify, then wait until all are passivated.
+    """Activate every root with a /clear and one /notify, then wait until all are passivated.
 
     Returns (seconds to activate, workspaces active at the end, peak RSS MB, peak threads)."""
     assert server.proc is not None
@@ -51,6 +51,8 @@ def _wave(server: ServerProcess, client: httpx.Client, roots: list[Path]) -> tup
     began = time.perf_counter()
     for root in roots:
         event = {"path": "src/app.py", "kind": "read", "content": "VALUE = 1\n"}
+        # A notification alone creates no workspace (issue 12); a clear does, model-free.
+        client.post(f"{server.url}/clear", json={"cwd": str(root)})
         client.post(f"{server.url}/notify", json={"cwd": str(root), "events": [event]})
         rss, threads = _proc(server.proc.pid)
         peak_threads, peak_rss = max(peak_threads, threads), max(peak_rss, rss)

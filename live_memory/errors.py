@@ -17,6 +17,7 @@ LiveMemoryError
 │   └── ProviderBadResponse     the provider answered something we cannot read
 ├── PathOutsideWorkspace        the path jail refused a path
 ├── SnapshotError               a snapshot could not be read or written
+│   └── AnswerNotPersisted      an answer was computed but its snapshot could not be written (507)
 ├── ShuttingDown                the server is draining and admits nothing new (503)
 └── BudgetExhausted             the daily spend cap is reached (429)
 """
@@ -24,6 +25,7 @@ LiveMemoryError
 from __future__ import annotations
 
 __all__ = [
+    "AnswerNotPersisted",
     "BudgetExhausted",
     "Busy",
     "ClientGone",
@@ -120,3 +122,22 @@ class ShuttingDown(LiveMemoryError):
 
 class BudgetExhausted(LiveMemoryError):
     """The daily spend budget is used up."""
+
+
+class AnswerNotPersisted(SnapshotError):
+    """An answer was computed but the snapshot that makes it durable could not be written.
+
+    The answer text is carried (and shown) so the caller can still use it; the memory will
+    not hold it after a restart.
+    """
+
+    def __init__(self, reason: str, answer_text: str) -> None:
+        super().__init__(
+            f"the answer is NOT persisted ({reason}); Live Memory will not remember it after "
+            f"a restart. The answer was:\n{answer_text}"
+        )
+        self.reason = reason
+        self.answer_text = answer_text
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.reason, self.answer_text))

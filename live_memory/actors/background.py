@@ -1,18 +1,20 @@
 """A workspace's background work: keep-warm pings, transcript distillation, knowledge files.
 
-Functions over the WorkspaceActor that owns the state (they run in its thread); kept apart
-because this is the work that yields first — to waiting questions and to a spent budget.
+Functions over the workspace shell (they run in its thread; typed against `BackgroundHost`
+so this module never imports the actor); kept apart because this is the work that yields
+first — to waiting questions and to a spent budget.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from live_memory.actors import questions
 from live_memory.actors.message import (
     DescribeMemory,
     ExportLedger,
@@ -21,7 +23,10 @@ from live_memory.actors.message import (
     PingDone,
     TranscriptDistilled,
 )
+from live_memory.actors.runtime import ActorRef, ActorSystem, resolve
+from live_memory.actors.workspace_stats import prefix_tokens
 from live_memory.agent.prompt import SYSTEM_PROMPT
+from live_memory.agent.services import Services
 from live_memory.agent.summarizer import summarize
 from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError
@@ -29,24 +34,50 @@ from live_memory.knowledge import QueuedTranscript, digest_transcript, export_le
 from live_memory.memory.layout import build_request
 from live_memory.memory.ledger import attribute_facts, parse_fact_lines
 from live_memory.memory.model import LedgerFact
-from live_memory.prompt_cache import ping_due
-from live_memory.providers.types import ChatResponse, Provider, Usage
+from live_memory.memory.window import Window
+from live_memory.prompt_cache import CacheDecision, decide
+from live_memory.providers.types import CacheTtl, ChatResponse, Provider, Usage
 from live_memory.tools import Toolbox
-
-if TYPE_CHECKING:
-    from live_memory.actors.workspace import WorkspaceActor
+from live_memory.workspace import Effect, WorkspaceState
 
 __all__ = [
+    "BackgroundHost",
     "background_message",
+    "cache_key",
+    "decide_cache",
     "drain_transcripts",
     "facts_as_json",
-    "learn",
     "write_insights",
 ]
 
 logger = logging.getLogger(__name__)
 
 _DIGEST_INTRO = "Conversation digest (a coding session in this repository, newest last):\n"
+
+
+class BackgroundHost(Protocol):
+    root: str
+    path: Path
+    state: WorkspaceState
+    services: Services
+    system: ActorSystem
+    ping_ttl: CacheTtl | None
+    cache_decision: CacheDecision | None
+
+    @property
+    def actor_ref(self) -> ActorRef[Any]: ...
+
+    def run(self, effects: Sequence[Effect]) -> None: ...
+
+
+def decide_cache(services: Services, window: Window) -> CacheDecision:
+    """The prompt-cache decision for `window`'s prompt as it stands."""
+    size = prefix_tokens(window).through_history
+    return decide(services.cache_policy, size, services.pricing.min_cacheable_tokens)
+
+
+def cache_key(root: str) -> str:
+    return "live-memory-" + hashlib.sha256(root.encode()).hexdigest()[:24]
 
 
 def facts_as_json(facts: list[LedgerFact]) -> list[dict[str, object]]:
@@ -83,142 +114,128 @@ async def _distil(
 
 
 # --- keep-warm ---------------------------------------------------------------------
-def keep_warm(actor: WorkspaceActor, tick: KeepWarmTick) -> None:
-    """Ping the cached prefix when the design's eligibility rule holds: a non-empty
-    window, no question in flight, queried within max-idle, untouched for the interval,
-    and a prompt long enough to be cached at all."""
+def keep_warm(host: BackgroundHost, tick: KeepWarmTick) -> None:
+    """Ping the cached prefix when the design's eligibility rule holds (state.keep_warm_due),
+    the budget allows it and the prompt is long enough to be cached at all."""
     now = time.monotonic()
-    provider = actor.services.provider
+    provider, state = host.services.provider, host.state
     if (
         provider is None
-        or actor.pinging
-        or actor.in_flight
-        or actor.pending
-        or not actor.window.history
-        or not ping_due(
-            now=now,
-            last_question_at=actor.last_question_at,
-            last_touch=actor.last_touch,
-            interval_s=tick.interval_s,
-            max_idle_s=tick.max_idle_s,
-        )
-        or actor.services.spend.background_paused(actor.root)
+        or not state.keep_warm_due(now, tick.max_idle_s, tick.interval_s)
+        or host.services.spend.background_paused(host.root)
     ):
         return
-    cache = actor.cache_decision = questions.decide_cache(actor)
+    cache = host.cache_decision = decide_cache(host.services, state.window)
     if not cache.breakpoints:
         return
     request = build_request(
-        actor.window,
+        state.window,
         system_prompt=SYSTEM_PROMPT,
         trailing=None,
         tools=Toolbox.specs(),
-        model=actor.services.model,
+        model=host.services.model,
         max_tokens=C.KEEP_WARM_PING_MAX_TOKENS,
-        cache_key=questions.cache_key(actor),
+        cache_key=cache_key(host.root),
         cache_ttl=cache.ttl,
         min_cache_tokens=cache.min_breakpoint_tokens,
     )
-    actor.ping_ttl = cache.ttl
-    actor.pinging, actor.last_touch = True, now
-    ref = actor.actor_ref
-    future = actor.system.io.submit(provider.chat(request))
+    host.ping_ttl = cache.ttl
+    state.pinging, state.last_touch = True, now
+    ref = host.actor_ref
+    future = host.system.io.submit(provider.chat(request))
     future.add_done_callback(lambda f: ref.tell(_ping_outcome(f)))
 
 
-def ping_done(actor: WorkspaceActor, done: PingDone) -> None:
-    actor.pinging = False
+def ping_done(host: BackgroundHost, done: PingDone) -> None:
+    now = time.monotonic()
     if done.usage is None:
-        logger.info("keep-warm ping for %s failed: %s", actor.root, done.error)
+        logger.info("keep-warm ping for %s failed: %s", host.root, done.error)
+        host.state.ping_done(None, None, now)
         return
-    cost = actor.services.cost(done.usage)
-    actor.counters.record_ping(done.usage, cost)
-    actor.services.spend.record(actor.root, done.usage, cost, question=False)
-    actor.dirty = True
+    cost = host.services.cost(done.usage)
+    host.state.ping_done(done.usage, cost, now)
+    host.services.spend.record(host.root, done.usage, cost, question=False)
 
 
 # --- transcripts -------------------------------------------------------------------
-def drain_transcripts(actor: WorkspaceActor) -> None:
+def drain_transcripts(host: BackgroundHost) -> None:
     """Distil the next queued transcript: only when idle (never ahead of a waiting
     question), one at a time, and never while the budget pauses background work."""
-    provider = actor.services.provider
+    provider, state = host.services.provider, host.state
     if (
         provider is None
-        or actor.distilling is not None
-        or actor.pending
-        or actor.in_flight
-        or actor.closing
-        or actor.passivating
-        or actor.services.spend.background_paused(actor.root)
+        or state.distilling is not None
+        or state.pending
+        or state.in_flight
+        or state.closing
+        or host.services.spend.background_paused(host.root)
     ):
         return
-    row = actor.services.stores.transcripts.claim(actor.root)
+    row = host.services.stores.transcripts.claim(host.root)
     if row is None:
         return
-    actor.distilling = row.id
-    ref = actor.actor_ref
+    state.distil_started(row.id)
+    ref = host.actor_ref
     coro = _distil(
         provider,
-        actor.services.settings.effective_summary_model,
-        list(actor.window.ledger),
+        host.services.settings.effective_summary_model,
+        list(state.window.ledger),
         row,
-        actor.path,
+        host.path,
     )
-    future = actor.system.io.submit(coro)
+    future = host.system.io.submit(coro)
     future.add_done_callback(lambda f: ref.tell(_distilled(row.id, f)))
 
 
-def transcript_distilled(actor: WorkspaceActor, done: TranscriptDistilled) -> None:
-    actor.distilling = None
-    queue = actor.services.stores.transcripts
+def transcript_distilled(host: BackgroundHost, done: TranscriptDistilled) -> None:
+    state = host.state
+    queue = host.services.stores.transcripts
+    effects: list[Effect] = []
     if done.text is None or done.usage is None:
         status = queue.fail(done.row_id, done.error or "distillation failed")
-        logger.warning("transcript %d for %s: %s (%s)", done.row_id, actor.root, done.error, status)
+        logger.warning("transcript %d for %s: %s (%s)", done.row_id, host.root, done.error, status)
     else:
-        facts = attribute_facts(parse_fact_lines(done.text), actor.window.known_hashes())
-        added = learn(actor, facts)
+        facts = attribute_facts(parse_fact_lines(done.text), state.window.known_hashes())
+        added, effects = state.learn(facts, time.monotonic())
         queue.done(done.row_id)
-        cost = actor.services.cost(done.usage)
-        actor.counters.add_usage(done.usage, cost)
-        actor.services.spend.record(actor.root, done.usage, cost, question=False)
-        logger.info("transcript %d for %s: %d new fact(s)", done.row_id, actor.root, added)
-        actor.dirty = True
-        actor._flush()
-        write_insights(actor)
-    drain_transcripts(actor)
+        cost = host.services.cost(done.usage)
+        state.counters.add_usage(done.usage, cost)
+        host.services.spend.record(host.root, done.usage, cost, question=False)
+        logger.info("transcript %d for %s: %d new fact(s)", done.row_id, host.root, added)
+    host.run([*effects, *state.distil_finished()])
 
 
 # --- sharing knowledge ---------------------------------------------------------------
-def export_facts(actor: WorkspaceActor, message: ExportLedger) -> None:
-    message.reply.set_result(
+def export_facts(host: BackgroundHost, message: ExportLedger) -> None:
+    resolve(
+        message.reply,
         {
-            "workspace": actor.root,
-            "repo": actor.path.name,
-            "facts": facts_as_json(actor.window.ledger),
-        }
+            "workspace": host.root,
+            "repo": host.path.name,
+            "facts": facts_as_json(host.state.window.ledger),
+        },
     )
 
 
-def import_facts(actor: WorkspaceActor, message: ImportFacts) -> None:
-    added = learn(actor, list(message.facts))
-    actor.dirty = True
-    actor._flush()
-    write_insights(actor)
-    held, cap = len(actor.window.ledger), actor.services.settings.max_ledger_facts
+def import_facts(host: BackgroundHost, message: ImportFacts) -> None:
+    added, effects = host.state.learn(list(message.facts), time.monotonic())
+    host.run(effects)
+    held, cap = len(host.state.window.ledger), host.services.settings.max_ledger_facts
     reply: dict[str, object] = {"added": added, "ledger_facts": held}
     if held >= cap:
         reply["ledger_full"] = (
             f"the ledger holds LIVE_MEMORY_MAX_LEDGER_FACTS ({cap}) facts; facts past it "
             "were not added (export, prune and re-import, or raise the limit)"
         )
-    message.reply.set_result(reply)
+    resolve(message.reply, reply)
 
 
-def describe(actor: WorkspaceActor, message: DescribeMemory) -> None:
-    fresh = [f.text for f in actor.window.ledger if not f.stale]
+def describe(host: BackgroundHost, message: DescribeMemory) -> None:
+    window, counters = host.state.window, host.state.counters
+    fresh = [f.text for f in window.ledger if not f.stale]
     lines = [
-        f"Live Memory knows {len(actor.window.ledger)} fact(s) and {len(actor.window.files)} "
-        f"file(s) of this workspace; {actor.counters.questions_answered} question(s) answered."
+        f"Live Memory knows {len(window.ledger)} fact(s) and {len(window.files)} "
+        f"file(s) of this workspace; {counters.questions_answered} question(s) answered."
     ]
     used = len(lines[0])
     for text in fresh:
@@ -226,45 +243,36 @@ def describe(actor: WorkspaceActor, message: DescribeMemory) -> None:
             break
         lines.append(f"- {text}")
         used += len(text) + 3
-    summary = "\n".join(lines) if fresh or actor.counters.questions_answered else None
-    message.reply.set_result({"summary": summary})
+    summary = "\n".join(lines) if fresh or counters.questions_answered else None
+    resolve(message.reply, {"summary": summary})
 
 
-def write_insights(actor: WorkspaceActor) -> None:
+def write_insights(host: BackgroundHost) -> None:
     """Keep `<LIVE_MEMORY_INSIGHTS_ROOT>/<repo>/<category>.md` up to date."""
-    root = actor.services.settings.insights_root
+    root = host.services.settings.insights_root
     if root is None:
         return
     try:
-        export_ledger(actor.window.ledger, root / actor.path.name, repo_name=actor.path.name)
+        export_ledger(host.state.window.ledger, root / host.path.name, repo_name=host.path.name)
     except (LiveMemoryError, OSError, ValueError):
-        logger.exception("could not write insights for %s", actor.root)
+        logger.exception("could not write insights for %s", host.root)
 
 
-def learn(actor: WorkspaceActor, facts: list[LedgerFact]) -> int:
-    """Merge facts; logged for replay so a concurrent fork's commit cannot lose them."""
-    added = actor.window.learn(facts, actor.services.settings.max_ledger_facts)
-    if actor.in_flight and facts:
-        actor.seq += 1
-        actor.notify_log.append((actor.seq, tuple(facts)))
-    return added
-
-
-def background_message(actor: WorkspaceActor, message: Any) -> bool:
+def background_message(host: BackgroundHost, message: Any) -> bool:
     """Handle a background-work message; False when it is not one."""
     match message:
         case KeepWarmTick():
-            keep_warm(actor, message)
+            keep_warm(host, message)
         case PingDone():
-            ping_done(actor, message)
+            ping_done(host, message)
         case TranscriptDistilled():
-            transcript_distilled(actor, message)
+            transcript_distilled(host, message)
         case ExportLedger():
-            export_facts(actor, message)
+            export_facts(host, message)
         case ImportFacts():
-            import_facts(actor, message)
+            import_facts(host, message)
         case DescribeMemory():
-            describe(actor, message)
+            describe(host, message)
         case _:
             return False
     return True

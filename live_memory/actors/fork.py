@@ -7,8 +7,8 @@ from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
 from typing import Any
 
-from live_memory.actors.message import Cancel, Commit, ForkFailed, StartFork
-from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
+from live_memory.actors.message import Cancel, Commit, ForkFailed, Route, StartFork
+from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem
 from live_memory.agent.question import QuestionJob, QuestionOutcome, answer_question
 from live_memory.agent.services import Services
 from live_memory.tools import Toolbox
@@ -39,6 +39,7 @@ class ForkActor(Actor):
         *,
         fork_id: int,
         workspace: ActorRef[Any],
+        gateway: ActorRef[Any] | None,
         job: QuestionJob,
         services: Services,
         toolbox: Toolbox,
@@ -48,6 +49,7 @@ class ForkActor(Actor):
         super().__init__(system, name, job.window.root)
         self.fork_id = fork_id
         self.workspace = workspace
+        self.gateway = gateway
         self.job = job
         self.services = services
         self.toolbox = toolbox
@@ -87,11 +89,19 @@ class ForkActor(Actor):
             logger.warning("fork %s failed: %s", self.info.name, exc)
             self._report_failure(exc)
             return
-        self.workspace.tell(
-            Commit(self.fork_id, self.base_version, self.base_seq, outcome.window, outcome)
-        )
-        self.stop()
+        window = outcome.window
+        ttl = self.job.cache_ttl
+        self._report(Commit(self.fork_id, self.base_version, self.base_seq, window, outcome, ttl))
 
     def _report_failure(self, error: BaseException) -> None:
-        self.workspace.tell(ForkFailed(self.fork_id, error))
+        self._report(ForkFailed(self.fork_id, error))
+
+    def _report(self, message: Commit | ForkFailed) -> None:
+        """To the workspace that started us; if that incarnation is gone (a supervisor
+        restart), by name through the gateway to the one that adopted this fork."""
+        try:
+            self.workspace.tell(message)
+        except ActorDeadError:
+            if self.gateway is not None:
+                self.gateway.tell(Route(self.job.window.root, message))
         self.stop()

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from live_memory.actors.runtime import Promise
 from live_memory.memory.commit import CommitOutcome
-from live_memory.providers.types import Usage
+from live_memory.providers.types import CacheTtl, Usage
+from live_memory.workspace.records import Answer, EventKind, FileEvent, NotifyOutcome
 
 __all__ = [
+    "AdoptFork",
     "Answer",
     "Ask",
     "Cancel",
@@ -39,50 +41,13 @@ __all__ = [
     "RestartWorkspace",
     "Revalidate",
     "Route",
+    "SlotCancelled",
     "StartFork",
     "TranscriptDistilled",
     "UnwatchRoot",
     "UpdateServices",
     "WatchRoot",
 ]
-
-EventKind = Literal["read", "write", "change", "add", "unlink", "modified"]
-
-
-@dataclass(frozen=True, slots=True)
-class FileEvent:
-    """One file-change notification, already parsed from `/notify` or the OS watcher."""
-
-    path: str
-    """Absolute, or relative to the workspace root."""
-    kind: EventKind
-    content: str | None = None
-
-
-# --- results ------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """What the asker gets back."""
-
-    text: str
-    """The answer followed by the trailer: the MCP tool result."""
-    answer: str
-    model: str
-    latency_s: float
-    usage: Usage
-    tool_calls: int
-    files_read: int
-    cost_usd: float | None
-    context_pct: float
-    timed_out: bool
-    stop_reason: str
-    provider_s: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class NotifyOutcome:
-    accepted: int
-    ignored: int
 
 
 # --- to the gateway actor -----------------------------------------------------------------
@@ -176,6 +141,23 @@ class Commit:
     base_seq: int
     window: Any
     result: Any
+    cache_ttl: CacheTtl | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SlotCancelled:
+    """The asker behind reply slot `slot` went away (timeout, disconnect)."""
+
+    slot: int
+
+
+@dataclass(frozen=True, slots=True)
+class AdoptFork:
+    """A fork of a restarted incarnation: its commit lands on this one and answers `reply`."""
+
+    fork_id: int
+    base_version: int
+    reply: Promise[Answer]
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
@@ -40,6 +40,7 @@ __all__ = [
     "ActorRef",
     "ActorSystem",
     "Promise",
+    "resolve",
 ]
 
 logger = logging.getLogger(__name__)
@@ -49,6 +50,22 @@ ActorDeadError = pykka.ActorDeadError
 T = TypeVar("T")
 Promise = Future
 """A one-shot reply slot carried inside request messages (thread-safe, asyncio-bridgeable)."""
+
+_UNSET: Any = object()
+
+
+def resolve(reply: Future[Any], value: Any = _UNSET, *, error: BaseException | None = None) -> bool:
+    """Fill a reply slot once; a slot its asker cancelled (timeout, disconnect) or that was
+    already filled is left alone. True if this call filled it. The one way replies are set:
+    a late reply must never surface as the replying actor's failure."""
+    try:
+        if error is not None:
+            reply.set_exception(error)
+        else:
+            reply.set_result(None if value is _UNSET else value)
+    except InvalidStateError:
+        return False
+    return True
 
 
 class _Mailbox:
@@ -289,8 +306,8 @@ class Actor(pykka.Actor):
             info.failures += 1
             info.last_error = f"{type(exc).__name__}: {exc}"
             reply = getattr(message, "reply", None)
-            if isinstance(reply, Future) and not reply.done():
-                reply.set_exception(exc)
+            if isinstance(reply, Future):
+                resolve(reply, error=exc)
             self.failed(exc)
             return None
         finally:

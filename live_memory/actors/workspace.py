@@ -1,7 +1,8 @@
-"""WorkspaceActor: serially owns one workspace's window, version, queue and snapshot.
+"""WorkspaceActor: the thin shell around one WorkspaceState.
 
-It never waits on the network: questions run in ForkActors on private copies of the window
-and come back as Commit messages, adopted under the optimistic version rule.
+It turns messages into the state's events and carries out the effects they return: forks,
+replies, snapshot writes, spend. It never waits on the network: questions run in ForkActors
+on private copies of the window and come back as Commit messages.
 """
 
 from __future__ import annotations
@@ -9,79 +10,53 @@ from __future__ import annotations
 import itertools
 import logging
 import time
-from collections import deque
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from live_memory.actors import background, questions
+from live_memory.actors import background
 from live_memory.actors.message import (
+    AdoptFork,
     Ask,
-    Cancel,
     Clear,
     Commit,
-    DescribeMemory,
     Drain,
     DrainTranscripts,
-    ExportLedger,
-    FileEvent,
     ForkFailed,
     GetStats,
     IdleCheck,
-    ImportFacts,
-    KeepWarmTick,
     Notify,
-    NotifyOutcome,
     Passivate,
     Passivated,
-    PingDone,
-    RequestPassivation,
     Reset,
     RestartWorkspace,
     Revalidate,
     Route,
+    SlotCancelled,
     UpdateServices,
 )
-from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
-from live_memory.actors.workspace_stats import WorkspaceCounters, workspace_stats
-from live_memory.agent.compactor import tree_chars
+from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem, resolve
+from live_memory.actors.workspace_effects import EffectRunner
+from live_memory.actors.workspace_stats import workspace_stats
 from live_memory.agent.services import Services
-from live_memory.config import constants as C
-from live_memory.errors import (
-    ShuttingDown,
-    SnapshotError,
-)
-from live_memory.memory.compaction import DistillGate
-from live_memory.memory.ingest import Ingestor, held_bytes_cap
-from live_memory.memory.model import LedgerFact
-from live_memory.memory.persist import window_from_state, window_to_state
-from live_memory.memory.preload import preload
+from live_memory.errors import BudgetExhausted, ShuttingDown
 from live_memory.memory.snapshot_store import SnapshotStore
-from live_memory.memory.window import Window
 from live_memory.prompt_cache import CacheDecision
 from live_memory.providers.types import CacheTtl
-from live_memory.tools import Toolbox, build_directory_tree, current_sha256
 from live_memory.watchers.revalidate import revalidation_events
+from live_memory.workspace import FileEvent, Question
 
 __all__ = ["WorkspaceActor"]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_REQUESTS = (Ask, Notify, GetStats, Reset, Clear, DrainTranscripts, AdoptFork)
+_FROM_FORKS = (Commit, ForkFailed)
 
 
-_REQUESTS = (
-    Ask,
-    Notify,
-    GetStats,
-    Reset,
-    Clear,
-    ExportLedger,
-    ImportFacts,
-    DescribeMemory,
-    DrainTranscripts,
-)
-
-
-class WorkspaceActor(Actor):
+class WorkspaceActor(Actor, EffectRunner):
     kind = "workspace"
 
     def __init__(
@@ -97,161 +72,97 @@ class WorkspaceActor(Actor):
     ) -> None:
         super().__init__(system, root, root)
         self.info.failures, self.info.last_error = failures, last_error
-        self.root = root
-        self.path = Path(root)
-        self.gateway = gateway
-        self.services = services
-        self.store = store
-        self._configure(services)
-        self.window = Window(root=root)
-        self.version = 0
-        self.wiped_at_version = 0
-        self.current_score = (0, 0)
-        self.seq = 0
-        self.notify_log: deque[tuple[int, FileEvent | tuple[LedgerFact, ...]]] = deque()
-        """What changed the window while forks ran, replayed onto an adopted fork window."""
-        self.pending: deque[Ask] = deque()
-        self.in_flight: dict[int, questions.Slot] = {}
-        self.fork_ids = itertools.count(1)
-        self.counters = WorkspaceCounters()
-        self.gate = DistillGate()
-        self.last_activity = time.monotonic()
-        self.draining: list[Future[None]] = []
-        self.closing = False
+        self.started_at = self.info.started_at
+        self.root, self.path = root, Path(root)
+        self.gateway, self.store = gateway, store
+        self.slots: dict[int, Future[Any]] = {}
+        self.slot_ids = itertools.count(1)
         self.passivating = False
-        self.dirty = False
-        self.last_question_at: float | None = None
-        self.last_touch = time.monotonic()
-        self.pinging = False
+        self.broken = False
         self.ping_ttl: CacheTtl | None = None
         self.cache_decision: CacheDecision | None = None
         """The last prompt-cache decision (reported by /stats)."""
-        self.distilling: int | None = None
-        self.tree_built = False
-        self.tree_stale = False
-        """The watcher saw HEAD move or many files come and go: rebuild at the next freeze."""
-
-    def _configure(self, services: Services) -> None:
-        self.services = services
-        settings = services.settings
-        self.toolbox = Toolbox(
-            self.path,
-            secret_patterns=settings.secret_path_patterns,
-            file_globs=settings.file_globs,
-        )
-        self.ingestor = Ingestor(
-            self.path,
-            file_globs=settings.file_globs,
-            passive_ingestion=settings.passive_ingestion,
-            secret_patterns=settings.secret_path_patterns,
-            max_held_bytes=held_bytes_cap(
-                settings.max_held_bytes, services.max_context_tokens, settings.compaction_floor
-            ),
-        )
+        self._configure(services)
+        self.state = self.new_state()
 
     # --- lifecycle -----------------------------------------------------------------------
     def started(self) -> None:
-        body = self.store.load(self.path)
-        if body is not None:
-            try:
-                self.window = window_from_state(
-                    self.root,
-                    body,
-                    lambda p: current_sha256(
-                        self.path, p, secret_patterns=self.services.settings.secret_path_patterns
-                    ),
-                )
-                counters = body.get("counters", {})
-                self.counters = WorkspaceCounters.from_state(
-                    counters if isinstance(counters, dict) else {}
-                )
-                self.version = int(str(body.get("version", 0)))
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                logger.warning("snapshot of %s is malformed (%s); starting empty", self.root, exc)
-                self.store.quarantine(self.path, repr(exc))
-                self.window = Window(root=self.root)
-        self._load_workspace()
-
-    def _load_workspace(self) -> None:
-        """Preload globs and the directory tree, then freeze the prompt's volatile block."""
-        settings = self.services.settings
-        floor_chars = int(
-            self.services.max_context_tokens
-            * settings.compaction_floor
-            * self.window.chars_per_token
-        )
-        preload(
-            self.window,
-            self.path,
-            settings.preload_globs,
-            total_cap_bytes=min(C.PRELOAD_MAX_TOTAL_BYTES, floor_chars // 2),
-            secret_patterns=settings.secret_path_patterns,
-        )
-        self.window.freeze()
-        background.drain_transcripts(self)
-
-    def _ensure_tree(self) -> None:
-        """The directory tree is built when the first question needs it, not at activation:
-        walking a huge root must not hold up notifications, stats or wipes."""
-        rebuild = self.tree_stale and not self.in_flight  # a fork carries the old tree
-        if not self.tree_built or rebuild:
-            self.window.tree = build_directory_tree(self.path, tree_chars(self.services))
-            self.tree_stale = False
-            if self.tree_built:
-                # A new tree changes the stable prefix: only together with a new freeze.
-                self.window.freeze()
-            self.tree_built = True
+        self.restore()
+        self.load_workspace()
 
     def stopped(self) -> None:
-        for slot in self.in_flight.values():
-            slot.ref.tell(Cancel("workspace stopped"))
-            if not slot.ask.reply.done():
-                slot.ask.reply.set_exception(ShuttingDown("the workspace was stopped"))
-        self._flush()
+        for slot in list(self.slots):
+            self.deliver(slot, error=ShuttingDown("the workspace was stopped"))
+        for flight_id in list(self.state.in_flight):
+            self.cancel_fork(flight_id, "workspace stopped")
 
-    def _flush(self) -> None:
-        if not self.dirty:
-            return
-        state = window_to_state(self.window) | {
-            "counters": self.counters.to_state(),
-            "version": self.version,
-        }
-        try:
-            self.store.save(self.path, state)
-            self.dirty = False
-        except SnapshotError:
-            logger.exception("snapshot of %s not written; memory state kept", self.root)
+    # --- reply slots ---------------------------------------------------------------------
+    def slot(self, reply: Future[Any]) -> int:
+        """A plain id for `reply` (what the state's effects name); its cancellation comes
+        back as a message, so the state learns the asker went away."""
+        slot = next(self.slot_ids)
+        self.slots[slot] = reply
+        ref = self.actor_ref
+
+        def gone(f: Future[Any]) -> None:
+            if f.cancelled():
+                try:
+                    ref.tell(SlotCancelled(slot))
+                except ActorDeadError:
+                    logger.debug("asker of a stopped workspace went away")
+
+        reply.add_done_callback(gone)
+        return slot
+
+    def deliver(self, slot: int, value: Any = None, *, error: BaseException | None = None) -> None:
+        """Resolve a reply slot; one whose asker went away is silently skipped."""
+        reply = self.slots.pop(slot, None)
+        if reply is not None:
+            resolve(reply, value, error=error)
 
     # --- dispatch ------------------------------------------------------------------------
     def handle(self, message: Any) -> None:
-        if not isinstance(message, IdleCheck | KeepWarmTick | PingDone):
-            self.last_activity = time.monotonic()
-        if self.passivating and isinstance(message, _REQUESTS):
+        if self.passivating and isinstance(message, _REQUESTS + _FROM_FORKS):
             # Sent on a handle to this incarnation; the gateway buffers it for the next one.
             self.gateway.tell(Route(self.root, message))
             return
         if background.background_message(self, message):
             return
+        now = time.monotonic()
+        state = self.state
         match message:
             case Ask():
-                questions.ask(self, message)
+                self._ask(message, now)
             case Commit():
-                questions.commit(self, message)
+                self.forks.pop(message.fork_id, None)
+                self.event(
+                    lambda: state.fork_done(
+                        message.fork_id, message.window, message.result, now, message.cache_ttl
+                    )
+                )
             case ForkFailed():
-                questions.fork_failed(self, message)
+                self.forks.pop(message.fork_id, None)
+                self.event(lambda: state.fork_failed(message.fork_id, message.error))
+            case SlotCancelled():
+                self.event(lambda: state.cancelled(message.slot))
+            case AdoptFork():
+                slot = self.slot(message.reply)
+                self.call(lambda: state.adopt(message.fork_id, slot, message.base_version))
             case Notify():
-                outcome = self._notify(message.events)
+                outcome = self.call(lambda: state.notify(message.events, now))
                 if message.reply is not None:
-                    message.reply.set_result(outcome)
+                    resolve(message.reply, outcome)
             case Revalidate():
-                self._revalidate(message)
+                self._revalidate(message, now)
             case GetStats():
-                message.reply.set_result(self.stats())
+                resolve(message.reply, self.stats())
             case Reset() | Clear():
-                self._wipe(reload=isinstance(message, Reset))
-                message.reply.set_result(self.stats())
+                self.event(lambda: state.wipe(now))
+                if isinstance(message, Reset):
+                    self.load_workspace()
+                resolve(message.reply, self.stats())
             case IdleCheck():
-                self._idle_check(message.idle_after_s)
+                self.event(lambda: state.tick(now, message.idle_after_s))
             case DrainTranscripts():
                 background.drain_transcripts(self)
             case Passivate():
@@ -259,84 +170,69 @@ class WorkspaceActor(Actor):
             case UpdateServices():
                 self._configure(message.services)
             case Drain():
-                self.closing = True
-                self.draining.append(message.reply)
-                self._maybe_drained()
+                self.event(lambda: state.drain(self.slot(message.reply)))
             case _:
                 super().handle(message)
+
+    def _ask(self, ask: Ask, now: float) -> None:
+        try:
+            self.services.spend.check(self.root)
+        except BudgetExhausted as exc:
+            resolve(ask.reply, error=exc)
+            return
+        self.ensure_tree()
+        slot = self.slot(ask.reply)
+        question = Question(slot, ask.question, ask.max_answer_tokens, ask.soft_deadline)
+        self.event(lambda: self.state.ask(question, now))
+
+    def _revalidate(self, message: Revalidate, now: float) -> None:
+        """The watcher could not route a storm path by path (or polls this root): re-check
+        only the files the window holds."""
+        state = self.state
+        if message.files:
+            checks = revalidation_events(self.path, state.window.files)
+            events = tuple(FileEvent(p, kind) for p, kind in checks)
+            self.call(lambda: state.notify(events, now))
+        if message.tree_stale and state.tree_built:
+            state.tree_stale = True
+
+    def call(self, event: Callable[[], T]) -> T:
+        """Run a state event; if it raises, the state may be half-changed: it is broken,
+        and the supervisor replaces this incarnation (from the snapshot)."""
+        try:
+            return event()
+        except Exception:
+            self.broken = True
+            raise
+
+    def event(self, event: Callable[[], Sequence[Any]]) -> None:
+        self.run(self.call(event))
 
     def stats(self) -> dict[str, object]:
         return workspace_stats(self)
 
-    # --- notifications -------------------------------------------------------------------
-    def _notify(self, events: tuple[FileEvent, ...]) -> NotifyOutcome:
-        accepted = 0
-        for event in events:
-            if self.ingestor.apply(self.window, event.path, event.kind, event.content):
-                accepted += 1
-            if self.in_flight:
-                self.seq += 1
-                self.notify_log.append((self.seq, event))
-        return NotifyOutcome(accepted, len(events) - accepted)
-
-    def _revalidate(self, message: Revalidate) -> None:
-        """The watcher could not route a storm path by path (or polls this root): re-check
-        only the files the window holds."""
-        if message.files:
-            checks = revalidation_events(self.path, self.window.files)
-            self._notify(tuple(FileEvent(p, kind) for p, kind in checks))
-        if message.tree_stale and self.tree_built:
-            self.tree_stale = True
-
-    def _trim_notify_log(self) -> None:
-        if not self.in_flight:
-            self.notify_log.clear()
-
-    # --- wipes, idleness, shutdown -------------------------------------------------------
-    def _wipe(self, *, reload: bool) -> None:
-        self.window = Window(root=self.root)
-        self.version += 1
-        self.wiped_at_version = self.version
-        self.current_score = (0, 0)
-        self.store.delete(self.path)
-        self.dirty = False
-        self.tree_built = False
-        if reload:
-            self._load_workspace()
-
-    def _idle(self) -> bool:
-        return not self.in_flight and not self.pending
-
-    def _idle_check(self, idle_after_s: float) -> None:
-        if self.dirty:  # a snapshot write that failed (full disk) is retried on every sweep
-            self._flush()
-        if self._idle() and time.monotonic() - self.last_activity >= idle_after_s:
-            self.gateway.tell(RequestPassivation(self.root))
-
+    # --- passivation and supervision -----------------------------------------------------
     def _passivate(self, flush: bool) -> None:
+        try:  # waiting questions go to the next incarnation even from a broken state
+            self.run(self.state.passivate(flush and not self.broken))
+        except Exception:  # stopped() fails what could not be handed over
+            logger.exception("workspace %s could not hand over its queue", self.root)
+        if not flush:  # a restart: the next incarnation adopts the forks still running
+            for fork_id, flight in self.state.in_flight.items():
+                reply = self.slots.pop(flight.slot, None)
+                if reply is not None:
+                    adopt = AdoptFork(fork_id, flight.base_version, reply)
+                    self.gateway.tell(Route(self.root, adopt))
+            self.state.in_flight.clear()
         self.passivating = True
-        if flush:
-            self._flush()
-        for ask in self.pending:  # the next incarnation answers them
-            self.gateway.tell(Route(self.root, ask))
-        self.pending.clear()
         self.gateway.tell(Passivated(self.root))
         self.stop()
 
     def failed(self, error: Exception) -> None:
-        if not self.passivating:
+        """A handler raised: its caller already has the error and /actors shows it. Only a
+        broken state is worth a restart; anything else leaves the workspace serving."""
+        if self.broken and not self.passivating:
             self.passivating = True
             self.gateway.tell(
                 RestartWorkspace(self.root, self.info.failures, self.info.last_error or "")
             )
-
-    def _maybe_drained(self) -> None:
-        if self.draining and not self.in_flight:
-            for ask in self.pending:
-                ask.reply.set_exception(ShuttingDown("the server is shutting down"))
-            self.pending.clear()
-            self._flush()
-            for reply in self.draining:
-                if not reply.done():
-                    reply.set_result(None)
-            self.draining.clear()

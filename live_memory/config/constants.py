@@ -194,6 +194,12 @@ SNAPSHOT_SUFFIX: Final = ".json"
 PASSIVATE_AFTER_IDLE_S: Final = 900.0
 PASSIVATION_SWEEP_S: Final = 30.0
 SHUTDOWN_GRACE_S: Final = 20.0
+MCP_DRAIN_S: Final = 20.0
+"""SIGTERM: how long MCP questions in flight may run on before the MCP session manager stops."""
+MANIFEST_SNAPSHOT_DEBOUNCE_S: Final = 5.0
+"""A notification's manifest change is snapshotted at the next sweep at least this old."""
+NOTIFY_LOG_MAX_BYTES: Final = 8 * 1024 * 1024
+"""Content the replay log of one workspace holds while forks run; older bytes shed first."""
 ACTOR_STOP_TIMEOUT_S: Final = 10.0
 # Workspace and fork actors share this many worker threads (not one thread each): a thread
 # per workspace kept a glibc arena of freed tree-build memory per workspace.

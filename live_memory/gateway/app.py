@@ -11,6 +11,7 @@ from concurrent.futures import Future
 
 import orjson
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from sse_starlette.sse import AppStatus
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -71,6 +72,11 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # sse-starlette ends every SSE stream the moment uvicorn sees SIGTERM, which cut MCP
+        # questions in flight ("SSE stream ended without a response"). Streams now end with
+        # their answer: uvicorn waits for open connections (timeout_graceful_shutdown) before
+        # this lifespan's shutdown, and the service drains what is still running.
+        AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
         live = await asyncio.to_thread(LiveMemoryService, settings)
         app.state.service = live
         manager = StreamableHTTPSessionManager(
@@ -84,7 +90,12 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         drain = asyncio.ensure_future(app.state.spools.at_start())
         try:
             async with manager.run():
-                yield
+                try:
+                    yield
+                finally:
+                    # Before the session manager cancels its tasks: questions still running
+                    # (REST or MCP) finish and are persisted, within the drain time.
+                    await live.drain_questions(C.MCP_DRAIN_S)
         finally:
             drain.cancel()
             await live.shutdown()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from live_memory.errors import (
+    AnswerNotPersisted,
     BudgetExhausted,
     Busy,
     ClientGone,
@@ -39,6 +40,7 @@ _STATUS: tuple[tuple[type[BaseException], int], ...] = (
     (ShuttingDown, 503),
     (ProviderError, 502),
     (TimeoutError, 504),
+    (AnswerNotPersisted, 507),
     (LiveMemoryError, 500),
 )
 

@@ -45,7 +45,13 @@ from live_memory.agent import Services, build_services, clamp_answer_tokens
 from live_memory.agent.services import Stores
 from live_memory.config import Settings, canonical_workspace
 from live_memory.config import constants as C
-from live_memory.errors import InputError, LiveMemoryError, PayloadTooLarge, ShuttingDown
+from live_memory.errors import (
+    InputError,
+    LiveMemoryError,
+    PayloadTooLarge,
+    ShuttingDown,
+    UnknownWorkspace,
+)
 from live_memory.gateway import ask_arguments
 from live_memory.gateway.blocking import BlockingCalls
 from live_memory.gateway.bridge import wait_reply
@@ -102,7 +108,7 @@ def _fact(item: object, index: int) -> LedgerFact:
 class LiveMemoryService:
     """One per app: owns the actor system for the app's lifetime."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, store: SnapshotStore | None = None) -> None:
         self.settings = settings
         self.started_at = time.time()
         self.stores = Stores(
@@ -116,7 +122,7 @@ class LiveMemoryService:
                 "transcript queue: %d recovered, %d old sessions dropped", recovered, dropped
             )
         self.services: Services = build_services(settings, self.stores)
-        self.store = SnapshotStore(settings.snapshot_dir)
+        self.store = store or SnapshotStore(settings.snapshot_dir)
         self.system = ActorSystem()
         self.gateway = self.system.start(GatewayActor, services=self.services, store=self.store)
         idle_s = settings.passivate_after_s
@@ -136,6 +142,8 @@ class LiveMemoryService:
         self.closing = False
         self.blocking = BlockingCalls()
         """SQLite and file-system calls of the edge: never on the event loop."""
+        self._asking: set[Future[Answer]] = set()
+        """Reply slots of questions in flight (the SIGTERM drain waits on them)."""
         self.jobs = JobRunner()
         self._handles: dict[str, weakref.ref[ActorRef[Any]]] = {}
         """cwd -> weak workspace actor handle (written from actor threads: single dict ops).
@@ -169,6 +177,8 @@ class LiveMemoryService:
         text, where, tokens = self.check_ask(question, cwd, max_answer_tokens)
         budget = self.settings.default_timeout_s
         reply: Future[Answer] = Future()
+        self._asking.add(reply)
+        reply.add_done_callback(self._asking.discard)
         self._send(where, Ask(text, tokens, time.monotonic() + budget, reply))
         try:
             return await wait_reply(reply, budget + C.HARD_DEADLINE_MARGIN_S)
@@ -176,6 +186,21 @@ class LiveMemoryService:
             raise TimeoutError(
                 f"no answer within the hard backstop of {budget + C.HARD_DEADLINE_MARGIN_S:.0f} s"
             ) from None
+
+    async def drain_questions(self, timeout_s: float) -> int:
+        """Shutdown, first step: admit no new question and wait (up to `timeout_s`) until the
+        questions in flight are answered — an answer is only sent once its snapshot is
+        written, so what finishes here is durable. Returns how many were still running."""
+        self.closing = True
+        running = [asyncio.wrap_future(f) for f in list(self._asking)]
+        if not running:
+            return 0
+        done, pending = await asyncio.wait(running, timeout=timeout_s)
+        for future in done:
+            future.exception()  # retrieved: the asker's own await reports it
+        if pending:
+            logger.warning("%d question(s) still running after %.0f s", len(pending), timeout_s)
+        return len(pending)
 
     # --- workspace requests --------------------------------------------------------------
     async def _call(
@@ -216,7 +241,13 @@ class LiveMemoryService:
         cwd, events = parse_notify(body, max_events=self.settings.max_notify_events)
         if not events:
             return NotifyOutcome(0, 0)
-        return await self._call(cwd, lambda r: Notify(tuple(events), r))
+        try:
+            # A workspace is created by a question, never by a notification (the design's
+            # "/notify only applies to an already-loaded workspace"): one with neither live
+            # state nor a snapshot ignores them.
+            return await self._call(cwd, lambda r: Notify(tuple(events), r), activate=False)
+        except UnknownWorkspace:
+            return NotifyOutcome(0, len(events))
 
     async def stats(self, cwd: object) -> dict[str, object]:
         return await self._call(cwd, GetStats, activate=False)
@@ -320,6 +351,11 @@ class LiveMemoryService:
             body["watcher"] = watcher
             if watcher.get("degraded_reason"):
                 body["status"] = "degraded"
+        snapshot_error = self.store.write_error
+        body["snapshots"] = {"degraded_reason": snapshot_error}
+        if snapshot_error is not None:
+            body["status"] = "degraded"
+            body["degraded_reason"] = snapshot_error
         return body
 
     def _health_numbers(self) -> dict[str, object]:

@@ -13,7 +13,7 @@ import os
 import re
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
@@ -35,8 +35,13 @@ _DIGEST_CHARS: Final = 16
 class SnapshotStore:
     """Snapshots of workspace state under one directory. Safe to use from many threads."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, write: Callable[..., None] = write_atomically) -> None:
+        """`write(path, data, sync_directory=True)` replaces a file atomically (a test may
+        pass one that fails the way a full disk does)."""
         self.directory = directory
+        self._write_file = write
+        self.write_error: str | None = None
+        """Why the last snapshot write failed; None once a write succeeds (/health)."""
         self._guard = threading.Lock()
         # Weak: a workspace's lock lives while someone holds or waits on it, not forever.
         self._locks: weakref.WeakValueDictionary[Path, threading.Lock] = (
@@ -120,9 +125,11 @@ class SnapshotStore:
 
     def _write(self, path: Path, data: bytes, root: Path) -> None:
         try:
-            write_atomically(path, data, sync_directory=True)
+            self._write_file(path, data, sync_directory=True)
         except OSError as exc:
-            raise SnapshotError(f"snapshot of {root} could not be written: {exc}") from exc
+            self.write_error = f"snapshot of {root} could not be written: {exc}"
+            raise SnapshotError(self.write_error) from exc
+        self.write_error = None
 
     def _quarantine(self, path: Path, reason: str, detail: str) -> None:
         quarantine = self.directory / C.QUARANTINE_DIR_NAME

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.support.fakes import FakeProvider
@@ -37,3 +38,11 @@ def provider_env(fake: FakeProvider, wire: str) -> dict[str, str]:
         "OPENAI_BASE_URL": fake.openai_base_url,
         "LIVE_MEMORY_MODEL": "gpt-5-mini",
     }
+
+
+def ensure_workspace(url: str, repo: Path) -> None:
+    """Create the workspace if the server has none for `repo` (a notification alone creates
+    nothing; a clear does, without a model call). Leaves an existing one untouched."""
+    stats = httpx.get(f"{url}/stats", params={"cwd": str(repo)}, timeout=30)
+    if stats.status_code == 404:
+        httpx.post(f"{url}/clear", json={"cwd": str(repo)}, timeout=30).raise_for_status()

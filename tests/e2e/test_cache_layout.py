@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import provider_env
+from tests.e2e.conftest import ensure_workspace, provider_env
 from tests.support.app_server import AppServer, RunningServer
 from tests.support.fakes import FakeProvider, Text
 
@@ -37,6 +37,7 @@ def _markers(value: Any) -> int:
 
 
 def _notify(server: RunningServer, repo: Path, events: list[dict[str, str]]) -> None:
+    ensure_workspace(server.url, repo)
     reply = httpx.post(f"{server.url}/notify", json={"cwd": str(repo), "events": events})
     assert reply.status_code == 200, reply.text
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.conftest import provider_env
+from tests.e2e.conftest import ensure_workspace, provider_env
 from tests.support.app_server import AppServer, RunningServer
 from tests.support.fakes import Error, FakeProvider, Recorded, Reply, Text
 
@@ -52,6 +52,7 @@ def test_overflow_compacts_to_the_floor_with_a_neutral_summary_and_provenance(
             for i in range(4)
         ]
         big.append({"path": "src/parser.py", "kind": "read", "content": "def tokenize(): ..."})
+        ensure_workspace(server.url, repo)
         httpx.post(
             f"{server.url}/notify", json={"cwd": str(repo), "events": big}
         ).raise_for_status()
@@ -87,6 +88,7 @@ def test_prompt_too_long_is_recovered_by_compact_and_retry(
 ) -> None:
     env = provider_env(fake, "anthropic")
     with AppServer(tmp_path / "data", env) as server:
+        ensure_workspace(server.url, repo)
         httpx.post(
             f"{server.url}/notify",
             json={

@@ -21,6 +21,8 @@ pytestmark = pytest.mark.e2e
 def _warm(server: RunningServer, repo: Path) -> None:
     """Held file content, so the cold-memory guard does not add model calls."""
     event = {"path": "src/app.py", "kind": "read", "content": "def answer():\n    return 42\n"}
+    # A notification alone creates no workspace: a clear does (no model call).
+    httpx.post(f"{server.url}/clear", json={"cwd": str(repo)}, timeout=30).raise_for_status()
     reply = httpx.post(f"{server.url}/notify", json={"cwd": str(repo), "events": [event]})
     reply.raise_for_status()
 

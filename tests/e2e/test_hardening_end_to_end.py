@@ -30,7 +30,7 @@ from live_memory.config import constants as C
 from live_memory.config import load_settings
 from live_memory.gateway import create_app
 from live_memory.memory.snapshot_store import SnapshotStore
-from tests.e2e.conftest import REPO_FILES, provider_env
+from tests.e2e.conftest import REPO_FILES, ensure_workspace, provider_env
 from tests.support.app_server import AppServer
 from tests.support.fakes import Error, FakeProvider, Malformed, Recorded, Reply, Text
 from tests.support.repo import make_repo
@@ -95,6 +95,9 @@ def fresh(shared_fake: FakeProvider, served: ServerProcess, repo: Path) -> Path:
 def _warm(url: str, repo: Path, headers: dict[str, str] | None = None) -> None:
     """Held file content, so the cold-memory guard does not add model calls."""
     event = {"path": "src/app.py", "kind": "read", "content": REPO_FILES["src/app.py"]}
+    # A notification alone creates no workspace: a clear does (no model call).
+    cleared = httpx.post(f"{url}/clear", json={"cwd": str(repo)}, headers=headers, timeout=10)
+    assert cleared.status_code == 200, cleared.text
     reply = httpx.post(
         f"{url}/notify", json={"cwd": str(repo), "events": [event]}, headers=headers, timeout=10
     )
@@ -541,6 +544,7 @@ def test_kill_9_during_snapshot_writes_leaves_a_loadable_consistent_snapshot(
     with ServerProcess(data, env) as server:
         assert server.proc is not None
         events = [{"path": p, "kind": "read", "content": text} for p, text in held.items()]
+        ensure_workspace(server.url, repo)
         warm = httpx.post(f"{server.url}/notify", json={"cwd": str(repo), "events": events})
         assert warm.json()["accepted"] == len(held), warm.text
         stop = threading.Event()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import threading
 import time
@@ -9,6 +10,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.e2e.conftest import provider_env
 from tests.e2e.test_cache_layout import _strip
@@ -98,16 +101,41 @@ def test_idle_workspace_is_passivated_and_restored_on_the_next_question(
     assert "first?" in str(fake.requests[-1].body["messages"])
 
 
+async def _mcp_ask(url: str, arguments: dict[str, str]) -> tuple[bool, str]:
+    """One tool call in a session that listed the tools first, as a real client does (the
+    SDK checks a result against the listed schema and would otherwise ask for the list
+    after the answer, when the stopping server takes no new connection)."""
+    async with (
+        streamable_http_client(f"{url}/mcp") as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        await session.list_tools()
+        result = await session.call_tool("ask_live_memory", arguments)
+    return not result.is_error, "".join(getattr(c, "text", "") for c in result.content)
+
+
+@pytest.mark.parametrize("transport", ["rest", "mcp"])
 def test_sigterm_during_a_question_finishes_it_and_the_snapshot_holds_it(
-    fake: FakeProvider, repo: Path, tmp_path: Path
+    transport: str, fake: FakeProvider, repo: Path, tmp_path: Path
 ) -> None:
+    """Every transport drains: an MCP question in flight at SIGTERM used to end with "SSE
+    stream ended without a response" and was missing from the snapshot."""
     env = provider_env(fake, "anthropic")
     fake.responder = lambda recorded: Text("answer under shutdown", delay_s=2.0)
     server = ServerProcess(tmp_path / "data", env).start()
+    result: list[tuple[bool, str]] = []
+
+    def ask() -> None:
+        if transport == "rest":
+            reply = _ask(server, repo, "q?")
+            result.append((reply.status_code == 200, reply.text))
+        else:
+            result.append(asyncio.run(_mcp_ask(server.url, {"question": "q?", "cwd": str(repo)})))
+
     try:
         _warm(server, repo)
-        result: list[httpx.Response] = []
-        asker = threading.Thread(target=lambda: result.append(_ask(server, repo, "q?")))
+        asker = threading.Thread(target=ask)
         asker.start()
         fake.wait_for_requests(1, timeout_s=60)
         code = server.stop(signal.SIGTERM)
@@ -115,8 +143,8 @@ def test_sigterm_during_a_question_finishes_it_and_the_snapshot_holds_it(
     finally:
         server.stop()
     assert code == 0
-    assert result and result[0].status_code == 200
-    assert result[0].json()["answer"] == "answer under shutdown"
+    assert result and result[0][0], result
+    assert "answer under shutdown" in result[0][1]
     with ServerProcess(tmp_path / "data", env) as again:
         stats = again.request("GET", "/stats", params={"cwd": str(repo)}).json()
     assert stats["messages_retained"] == 2

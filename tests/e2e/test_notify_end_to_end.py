@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import provider_env
-from tests.support.app_server import AppServer
+from tests.support.app_server import AppServer, RunningServer
 from tests.support.fakes import FakeProvider, Text, ToolUse
 from tests.support.fixtures import HOOK_PAYLOADS
 
@@ -19,6 +19,11 @@ pytestmark = pytest.mark.e2e
 
 FAKE_KEY = "sk-ant-api03-" + "Zx8" * 30
 AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"
+
+
+def _activate(server: RunningServer, repo: Path) -> None:
+    """A notification alone creates no workspace (only a question, a reset or a clear does)."""
+    assert server.request("POST", "/clear", json={"cwd": str(repo)}).status_code == 200
 
 
 def _hook_payload(name: str, repo: Path) -> dict[str, Any]:
@@ -33,6 +38,7 @@ def test_a_teed_read_is_answered_without_tools_and_reaches_the_provider(
     (repo / "input.txt").write_text("hello from input.txt: the answer is 42\n")
     fake.script(Text("input.txt says the answer is 42."))
     with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+        _activate(server, repo)
         reply = server.request("POST", "/notify", json=_hook_payload("PostToolUse(Read)", repo))
         assert reply.json() == {"accepted": 1, "ignored": 0}
         answer = server.request(
@@ -47,7 +53,12 @@ def test_bad_notify_bodies_get_a_4xx_naming_the_problem_and_lose_nothing(
 ) -> None:
     with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         good = {"cwd": str(repo), "events": [{"path": "a.py", "kind": "read", "content": "x"}]}
-        assert server.request("POST", "/notify", json=good).status_code == 200
+        # Before any question the workspace does not exist, and a notification creates nothing.
+        assert server.request("POST", "/notify", json=good).json() == {"accepted": 0, "ignored": 1}
+        assert server.request("GET", "/stats", params={"cwd": str(repo)}).status_code == 404
+        assert server.request("GET", "/health").json()["workspaces_active"] == 0
+        _activate(server, repo)
+        assert server.request("POST", "/notify", json=good).json() == {"accepted": 1, "ignored": 0}
         cases = [
             (b"not json", 422, "JSON"),
             (b"[]", 422, "object"),
@@ -102,6 +113,7 @@ def test_planted_secrets_never_reach_the_provider(
             {"path": ".env", "kind": "read", "content": (repo / ".env").read_text()},
             {"path": "src/settings.py", "kind": "write", "content": source},
         ]
+        _activate(server, repo)
         server.request("POST", "/notify", json={"cwd": str(repo), "events": events})
         reply = server.request("POST", "/api/ask", json={"question": "keys?", "cwd": str(repo)})
         assert reply.status_code == 200
@@ -117,6 +129,7 @@ def test_notifications_during_a_slow_question_survive_its_commit(
     fake.script(Text("slow answer", delay_s=2.0), Text("next answer"))
     with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         warm = {"path": "src/app.py", "kind": "read", "content": "def answer(): 42"}
+        _activate(server, repo)
         server.request("POST", "/notify", json={"cwd": str(repo), "events": [warm]})
         result: list[httpx.Response] = []
         asker = threading.Thread(

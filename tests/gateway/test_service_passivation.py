@@ -37,6 +37,7 @@ def test_a_passivated_workspace_leaves_no_handle_and_no_name_cache_entry(tmp_pat
     service = LiveMemoryService(settings)
     try:
         event = {"path": "src/app.py", "kind": "read", "content": "VALUE = 1\n"}
+        asyncio.run(service.clear(str(root)))  # a notification alone creates no workspace
         for cwd in (root, root / "src"):  # two names for one workspace, both remembered
             outcome = asyncio.run(service.notify({"cwd": str(cwd), "events": [event]}))
             assert outcome.accepted == 1

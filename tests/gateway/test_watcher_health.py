@@ -65,6 +65,7 @@ def test_a_revalidation_marks_changed_and_deleted_window_files_only(tmp_path: Pa
             {"path": name, "kind": "read", "content": (repo / name).read_text()}
             for name in ("a.py", "b.py", "c.py")
         ]
+        asyncio.run(service.clear(str(repo)))  # a notification alone creates no workspace
         outcome = asyncio.run(service.notify({"cwd": str(repo), "events": reads}))
         assert outcome.accepted == 3
         (repo / "a.py").write_text("A = 2\n", encoding="utf-8")

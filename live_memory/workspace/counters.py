@@ -1,0 +1,63 @@
+"""Per-workspace cumulative accounting, persisted in the snapshot."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from live_memory.agent.question import QuestionOutcome
+from live_memory.memory.commit import CommitOutcome
+from live_memory.providers.types import Usage
+
+__all__ = ["WorkspaceCounters"]
+
+
+@dataclass(slots=True)
+class WorkspaceCounters:
+    questions_answered: int = 0
+    timed_out: int = 0
+    failures: int = 0
+    cost_usd: float = 0.0
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    commits: dict[str, int] = field(
+        default_factory=lambda: {"linear": 0, "race_adopted": 0, "race_dropped": 0}
+    )
+    last_question_at: float | None = None
+    keep_warm_pings: int = 0
+    keep_warm_cost_usd: float = 0.0
+    last_ping_at: float | None = None
+
+    def add_usage(self, usage: Usage, cost: float | None) -> None:
+        self.input += usage.input_tokens
+        self.output += usage.output_tokens
+        self.cache_read += usage.cache_read_tokens
+        self.cache_write += usage.cache_write_tokens
+        self.cost_usd += cost or 0.0
+
+    def record(self, outcome: QuestionOutcome, decision: CommitOutcome) -> None:
+        self.questions_answered += 1
+        self.timed_out += int(outcome.loop.timed_out)
+        self.commits[decision] = self.commits.get(decision, 0) + 1
+        self.add_usage(outcome.loop.usage + outcome.summary_usage, outcome.cost_usd)
+        self.last_question_at = time.time()
+
+    def record_ping(self, usage: Usage, cost: float | None) -> None:
+        self.add_usage(usage, cost)
+        self.keep_warm_pings += 1
+        self.keep_warm_cost_usd += cost or 0.0
+        self.last_ping_at = time.time()
+
+    def to_state(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> WorkspaceCounters:
+        known = {k: v for k, v in state.items() if k in cls.__dataclass_fields__}
+        counters = cls(**known)
+        counters.commits = {**cls().commits, **counters.commits}
+        return counters

@@ -1,0 +1,434 @@
+"""WorkspaceState: one workspace's memory and question flow as a plain object.
+
+Every method takes an event and returns the effects for the shell to carry out, in order.
+The commit path is two-phase so that nothing is acknowledged before it is durable:
+`fork_done` adopts (or drops) a fork's window and returns `Persist`; the shell writes it and
+reports back with `persisted(ticket, error)`, which answers the asker (or tells it the answer
+is not persisted) and only then accounts for the spend.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from dataclasses import dataclass, field
+
+from live_memory.agent.question import QuestionOutcome
+from live_memory.config import constants as C
+from live_memory.errors import AnswerNotPersisted, Busy, ClientGone, ShuttingDown
+from live_memory.memory.commit import decide_commit
+from live_memory.memory.compaction import DistillGate
+from live_memory.memory.ingest import Ingestor
+from live_memory.memory.model import LedgerFact
+from live_memory.memory.persist import window_to_state
+from live_memory.memory.window import Window
+from live_memory.prompt_cache import ping_due
+from live_memory.providers.types import CacheTtl, Usage
+from live_memory.workspace.counters import WorkspaceCounters
+from live_memory.workspace.effects import (
+    Account,
+    CancelFork,
+    DeleteSnapshot,
+    Drained,
+    Effect,
+    Fail,
+    Forward,
+    Persist,
+    Reply,
+    StartFork,
+    WantDistil,
+    WantPassivation,
+    WriteInsights,
+)
+from live_memory.workspace.notify_log import NotifyLog
+from live_memory.workspace.records import Answer, FileEvent, NotifyOutcome, Question
+
+__all__ = ["InFlight", "Limits", "WorkspaceState", "answer_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    concurrency: int
+    max_pending: int
+    max_context_tokens: int
+    refreeze_delta_share: float
+    """Once observation deltas pass this share of the window, the next question re-freezes."""
+    manifest_debounce_s: float
+    notify_log_max_bytes: int
+    max_ledger_facts: int = C.MAX_LEDGER_FACTS
+
+
+@dataclass(frozen=True, slots=True)
+class InFlight:
+    slot: int
+    base_version: int
+    base_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Ack:
+    """An answer waiting for its snapshot to be written."""
+
+    slot: int
+    answer: Answer
+    account: Account
+    compacted: bool
+
+
+@dataclass(slots=True)
+class _Pending:
+    acks: list[_Ack] = field(default_factory=list)
+    drains: list[int] = field(default_factory=list)
+    generation: int = 0
+
+
+def answer_of(outcome: QuestionOutcome) -> Answer:
+    loop = outcome.loop
+    return Answer(
+        text=f"{outcome.answer_text}\n{outcome.trailer}",
+        answer=outcome.answer_text,
+        model=loop.model,
+        latency_s=outcome.latency_s,
+        usage=loop.usage,
+        tool_calls=loop.tool_calls,
+        files_read=loop.files_read,
+        cost_usd=outcome.cost_usd,
+        context_pct=outcome.context_pct,
+        timed_out=loop.timed_out,
+        stop_reason=loop.stop_reason,
+        provider_s=loop.provider_s,
+    )
+
+
+class WorkspaceState:
+    """No threads, no actor runtime, no I/O of its own (the injected Ingestor hashes a
+    known file on a bare "change" event, the only disk read, as a pure function of disk)."""
+
+    def __init__(self, root: str, ingestor: Ingestor, limits: Limits, now: float) -> None:
+        self.root = root
+        self.ingestor = ingestor
+        self.limits = limits
+        self.window = Window(root=root)
+        self.version = 0
+        self.wiped_at_version = 0
+        self.current_score = (0, 0)
+        self.notify_log = NotifyLog(limits.notify_log_max_bytes)
+        self.pending: deque[Question] = deque()
+        self.in_flight: dict[int, InFlight] = {}
+        self.counters = WorkspaceCounters()
+        self.gate = DistillGate()
+        self.fork_ids = itertools.count(1)
+        self.tickets = itertools.count(1)
+        self.closing = False
+        self.drains: list[int] = []
+        self.generation = 0
+        """Bumped on every change worth persisting; `saved` is the last one written."""
+        self.saved = 0
+        self.dirty_since: float | None = None
+        self.degraded: str | None = None
+        """Why the last snapshot write failed (None once one succeeds)."""
+        self.awaiting: dict[int, _Pending] = {}
+        self.last_activity = now
+        self.last_question_at: float | None = None
+        self.last_touch = now
+        self.pinging = False
+        self.distilling: int | None = None
+        self.tree_built = False
+        self.tree_stale = False
+        """The watcher saw HEAD move or many files come and go: rebuild at the next freeze."""
+        self.refreezes = 0
+
+    # --- restore ---------------------------------------------------------------------
+    def restore(self, window: Window, counters: WorkspaceCounters, version: int) -> None:
+        self.window, self.counters, self.version = window, counters, version
+
+    @property
+    def dirty(self) -> bool:
+        return self.generation > self.saved
+
+    def snapshot(self) -> dict[str, object]:
+        return window_to_state(self.window) | {
+            "counters": self.counters.to_state(),
+            "version": self.version,
+        }
+
+    def _changed(self, now: float) -> None:
+        self.generation += 1
+        if self.dirty_since is None:
+            self.dirty_since = now
+
+    def _persist(self, pending: _Pending | None = None) -> Persist:
+        ticket = next(self.tickets)
+        entry = pending or _Pending()
+        entry.generation = self.generation
+        self.awaiting[ticket] = entry
+        return Persist(ticket, self.snapshot())
+
+    # --- questions -------------------------------------------------------------------
+    def ask(self, question: Question, now: float) -> list[Effect]:
+        if self.closing:
+            return [Fail(question.slot, ShuttingDown("the server is shutting down"))]
+        if len(self.pending) >= self.limits.max_pending:
+            waiting = len(self.pending)
+            return [
+                Fail(
+                    question.slot,
+                    Busy(
+                        f"workspace {self.root} has {waiting} questions waiting "
+                        "(LIVE_MEMORY_MAX_PENDING_QUESTIONS); retry later"
+                    ),
+                )
+            ]
+        self.last_activity = now
+        self.pending.append(question)
+        return self._admit()
+
+    def cancelled(self, slot: int) -> list[Effect]:
+        """The asker of `slot` went away."""
+        for question in self.pending:
+            if question.slot == slot:
+                self.pending.remove(question)
+                return [Fail(slot, ClientGone("the asker went away"))]
+        for fork_id, flight in self.in_flight.items():
+            if flight.slot == slot:
+                return [CancelFork(fork_id, "asker went away")]
+        return []
+
+    def adopt(self, fork_id: int, slot: int, base_version: int) -> None:
+        """A fork of the previous incarnation (restarted under it) commits here: everything
+        logged from now on is replayed onto its window."""
+        self.in_flight[fork_id] = InFlight(slot, base_version, self.notify_log.seq)
+        self.fork_ids = itertools.count(max(fork_id + 1, next(self.fork_ids)))
+
+    def _admit(self) -> list[Effect]:
+        effects: list[Effect] = []
+        while not self.closing and self.pending and len(self.in_flight) < self.limits.concurrency:
+            effects.append(self._spawn(self.pending.popleft()))
+        return effects
+
+    def _spawn(self, question: Question) -> StartFork:
+        window = self.window
+        # Deltas past their share of the window: one fresh frozen block (one cache write)
+        # instead of a growing tail of superseded file copies.
+        if window.refresh(self.limits.max_context_tokens, self.limits.refreeze_delta_share):
+            self.refreezes += 1
+        hints = tuple(window.drain_recently_modified())
+        fork_id = next(self.fork_ids)
+        self.in_flight[fork_id] = InFlight(question.slot, self.version, self.notify_log.seq)
+        return StartFork(
+            fork_id,
+            question.slot,
+            question.question,
+            window.copy(),
+            hints,
+            question.soft_deadline,
+            question.max_answer_tokens,
+            self.version,
+            self.notify_log.seq,
+        )
+
+    def fork_done(
+        self,
+        fork_id: int,
+        window: Window,
+        outcome: QuestionOutcome,
+        now: float,
+        cache_ttl: CacheTtl | None = None,
+    ) -> list[Effect]:
+        """A fork finished: adopt its window under the commit rule, then persist."""
+        flight = self.in_flight.pop(fork_id, None)
+        account = Account(
+            outcome.loop.usage + outcome.summary_usage,
+            outcome.cost_usd,
+            question=True,
+            usage_by_call=tuple(outcome.loop.usage_by_call),
+            cache_ttl=cache_ttl,
+        )
+        if flight is None:  # not a fork of ours: its spend still counts
+            return [account]
+        decision = decide_commit(
+            flight.base_version,
+            self.version,
+            self.wiped_at_version,
+            outcome.exploration,
+            self.current_score,
+        )
+        if decision != "race_dropped":
+            self._replay(window, flight.base_seq)
+            window.recently_modified = list(
+                dict.fromkeys([*window.recently_modified, *self.window.recently_modified])
+            )
+            self.window = window
+            self.version += 1
+            self.current_score = outcome.exploration
+        self.counters.record(outcome, decision)
+        self.last_activity = self.last_question_at = self.last_touch = now
+        self._trim_log()
+        self._changed(now)
+        ack = _Ack(flight.slot, answer_of(outcome), account, outcome.compacted)
+        return [self._persist(_Pending(acks=[ack]))]
+
+    def _replay(self, window: Window, base_seq: int) -> None:
+        for entry in self.notify_log.since(base_seq):
+            if isinstance(entry, FileEvent):
+                self.ingestor.apply(window, entry.path, entry.kind, entry.content)
+            else:
+                window.learn(entry, self.limits.max_ledger_facts)
+
+    def fork_failed(self, fork_id: int, error: BaseException) -> list[Effect]:
+        flight = self.in_flight.pop(fork_id, None)
+        if flight is None:
+            return []
+        self.counters.failures += 1
+        self._trim_log()
+        return [Fail(flight.slot, error), *self._after_work()]
+
+    def persisted(self, ticket: int, error: str | None) -> list[Effect]:
+        """The snapshot of `ticket` was written (error None) or refused (error says why)."""
+        pending = self.awaiting.pop(ticket, _Pending())
+        if error is None:
+            self.degraded = None
+            self.saved = max(self.saved, pending.generation)
+            if not self.dirty:
+                self.dirty_since = None
+        else:
+            self.degraded = error
+        effects: list[Effect] = []
+        for ack in pending.acks:
+            if error is None:
+                effects.append(Reply(ack.slot, ack.answer))
+            else:
+                effects.append(Fail(ack.slot, AnswerNotPersisted(error, ack.answer.text)))
+            effects.append(ack.account)
+            if ack.compacted:
+                effects.append(WriteInsights())
+        effects += [Drained(slot) for slot in pending.drains]
+        if pending.acks:
+            effects += self._after_work()
+        return effects
+
+    def _after_work(self) -> list[Effect]:
+        """Admit waiting questions; when idle, offer distillation; finish a drain."""
+        effects = self._admit()
+        if self.drains and not self.in_flight:
+            effects += self._finish_drain()
+        elif not (self.pending or self.in_flight or self.closing or self.distilling is not None):
+            effects.append(WantDistil())
+        return effects
+
+    def _trim_log(self) -> None:
+        bases = [
+            f.base_seq for f in self.in_flight.values() if f.base_version >= self.wiped_at_version
+        ]
+        self.notify_log.trim(min(bases) if bases else None)
+
+    # --- notifications and knowledge -------------------------------------------------
+    def notify(self, events: tuple[FileEvent, ...], now: float) -> NotifyOutcome:
+        """Apply file events; they do not count as activity (a workspace that only hears
+        notifications is idle), but the manifest they change is snapshotted, debounced."""
+        accepted = 0
+        for event in events:
+            if self.ingestor.apply(self.window, event.path, event.kind, event.content):
+                accepted += 1
+            if self.in_flight:
+                self.notify_log.append(event)
+        if accepted:
+            self._changed(now)
+        return NotifyOutcome(accepted, len(events) - accepted)
+
+    def learn(self, facts: list[LedgerFact], now: float) -> tuple[int, list[Effect]]:
+        """Merge facts (transcripts, imports); logged so a concurrent commit keeps them."""
+        added = self.window.learn(facts, self.limits.max_ledger_facts)
+        if self.in_flight and facts:
+            self.notify_log.append(tuple(facts))
+        self._changed(now)
+        return added, [self._persist(), WriteInsights()]
+
+    def ping_done(self, usage: Usage | None, cost: float | None, now: float) -> None:
+        """A keep-warm ping came back (usage None: it failed)."""
+        self.pinging = False
+        if usage is not None:
+            self.counters.record_ping(usage, cost)
+            self._changed(now)
+
+    def distil_started(self, row_id: int) -> None:
+        self.distilling = row_id
+
+    def distil_finished(self) -> list[Effect]:
+        self.distilling = None
+        return [] if self.pending or self.in_flight or self.closing else [WantDistil()]
+
+    def set_tree(self, tree: str) -> None:
+        self.window.tree = tree
+        self.tree_built, self.tree_stale = True, False
+
+    # --- wipes, time, passivation, shutdown ------------------------------------------
+    def wipe(self, now: float) -> list[Effect]:
+        """Forget everything; forks taken before now never land (the commit rule)."""
+        self.window = Window(root=self.root)
+        self.version += 1
+        self.wiped_at_version = self.version
+        self.current_score = (0, 0)
+        self.tree_built = False
+        self.notify_log.trim(None)
+        self.saved = self.generation
+        self.dirty_since = None
+        self.last_activity = now
+        return [DeleteSnapshot()]
+
+    def idle(self) -> bool:
+        return not (self.in_flight or self.pending or self.pinging or self.distilling is not None)
+
+    def tick(self, now: float, idle_after_s: float) -> list[Effect]:
+        """Periodic: write a debounced (or previously refused) snapshot; offer passivation
+        once idle — unless a snapshot is owed and the disk refuses it (memory is all we
+        have then)."""
+        effects: list[Effect] = []
+        since = self.dirty_since
+        due = since is not None and now - since >= self.limits.manifest_debounce_s
+        if self.dirty and (due or self.degraded is not None):
+            effects.append(self._persist())
+        owed = self.dirty and self.degraded is not None
+        if self.idle() and not owed and now - self.last_activity >= idle_after_s:
+            effects.append(WantPassivation())
+        return effects
+
+    def passivate(self, flush: bool) -> list[Effect]:
+        """Hand waiting questions to the next incarnation; persist unless the state is
+        suspect (a supervisor restart: the snapshot wins)."""
+        effects: list[Effect] = [Forward(q) for q in self.pending]
+        self.pending.clear()
+        if flush and self.dirty:
+            effects.insert(0, self._persist())
+        return effects
+
+    def drain(self, slot: int) -> list[Effect]:
+        """Shutdown: admit nothing new; once no fork is in flight, persist and report."""
+        self.closing = True
+        self.drains.append(slot)
+        return self._finish_drain() if not self.in_flight else []
+
+    def _finish_drain(self) -> list[Effect]:
+        effects: list[Effect] = [
+            Fail(q.slot, ShuttingDown("the server is shutting down")) for q in self.pending
+        ]
+        self.pending.clear()
+        drains, self.drains = self.drains, []
+        if self.dirty:
+            effects.append(self._persist(_Pending(drains=drains)))
+        else:
+            effects += [Drained(slot) for slot in drains]
+        return effects
+
+    def keep_warm_due(self, now: float, max_idle_s: float, interval_s: float) -> bool:
+        """The design's ping rule: a non-empty window, nothing in flight, queried within
+        max-idle, untouched for the interval."""
+        return not (
+            self.pinging or self.in_flight or self.pending or not self.window.history
+        ) and ping_due(
+            now=now,
+            last_question_at=self.last_question_at,
+            last_touch=self.last_touch,
+            interval_s=interval_s,
+            max_idle_s=max_idle_s,
+        )

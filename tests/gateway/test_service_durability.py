@@ -1,0 +1,155 @@
+"""Durable what was acknowledged: a real LiveMemoryService over the fake provider (HTTP),
+its snapshots written by the real store through a writer that can refuse like a full disk."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from live_memory.atomic_file import write_atomically
+from live_memory.config import Settings, load_settings
+from live_memory.errors import AnswerNotPersisted
+from live_memory.gateway.service import LiveMemoryService
+from live_memory.memory.snapshot_store import SnapshotStore
+from tests.support.fakes import FakeProvider, Text
+from tests.support.repo import make_repo
+
+APP = "def answer():\n    return 42\n"
+
+
+class Disk:
+    """The snapshot writer: the real atomic write, or ENOSPC while `full`."""
+
+    def __init__(self) -> None:
+        self.full = False
+        self.refused = 0
+
+    def write(self, path: Path, data: bytes, *, sync_directory: bool = False) -> None:
+        if self.full:
+            self.refused += 1
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        write_atomically(path, data, sync_directory=sync_directory)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeProvider]:
+    with FakeProvider() as provider:
+        yield provider
+
+
+def _settings(tmp_path: Path, fake: FakeProvider) -> Settings:
+    env = {
+        "LIVE_MEMORY_DATA_DIR": str(tmp_path / "data"),
+        "ANTHROPIC_API_KEY": "dummy-key",
+        "ANTHROPIC_BASE_URL": fake.anthropic_base_url,
+    }
+    return load_settings(env, home=tmp_path)
+
+
+async def _warm(service: LiveMemoryService, repo: Path) -> None:
+    await service.clear(str(repo))
+    event = {"path": "src/app.py", "kind": "read", "content": APP}
+    assert (await service.notify({"cwd": str(repo), "events": [event]})).accepted == 1
+
+
+def test_a_full_disk_never_reports_an_answer_persisted_that_is_not(
+    tmp_path: Path, fake: FakeProvider
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/app.py": APP})
+    settings = _settings(tmp_path, fake)
+    disk = Disk()
+    fake.responder = lambda recorded: Text(f"answer {len(fake.requests)}")
+
+    async def scenario() -> tuple[list[str], list[str], list[dict[str, object]]]:
+        service = LiveMemoryService(
+            settings, store=SnapshotStore(settings.snapshot_dir, write=disk.write)
+        )
+        acknowledged: list[str] = []
+        refused: list[str] = []
+        health: list[dict[str, object]] = []
+        try:
+            await _warm(service, repo)
+            for i in range(6):
+                disk.full = i in (2, 3)
+                try:
+                    acknowledged.append((await service.ask(f"q{i}?", str(repo))).answer)
+                except AnswerNotPersisted as exc:
+                    assert exc.answer_text.startswith("answer ")  # still given to the caller
+                    refused.append(exc.answer_text)
+                health.append(await service.health())
+        finally:
+            disk.full = False
+            await service.shutdown()
+        return acknowledged, refused, health
+
+    acknowledged, refused, health = asyncio.run(scenario())
+    assert len(acknowledged) == 4 and len(refused) == 2 and disk.refused >= 2
+    assert [h["status"] for h in health] == ["ok", "ok", "degraded", "degraded", "ok", "ok"]
+    assert "No space left" in str(health[2]["degraded_reason"])
+
+    async def restarted() -> dict[str, object]:
+        service = LiveMemoryService(settings)
+        try:
+            return await service.stats(str(repo))
+        finally:
+            await service.shutdown()
+
+    stats = asyncio.run(restarted())
+    saved = SnapshotStore(settings.snapshot_dir).load(repo)
+    assert saved is not None
+    kept = [str(t["text"]) for t in saved["history"]]  # type: ignore[union-attr]
+    assert set(acknowledged) <= set(kept)  # every acknowledged answer survived the restart
+    assert stats["questions_answered"] == 6
+
+
+def test_what_the_hooks_taught_survives_a_restart(tmp_path: Path, fake: FakeProvider) -> None:
+    """Fault 10: `file_contexts.loaded` went from 1 to 0 across a restart, because only
+    adopted answers were snapshotted; the manifest (never the bytes) now is too."""
+    repo = make_repo(tmp_path / "repo", {"src/app.py": APP})
+    settings = _settings(tmp_path, fake)
+
+    async def taught() -> dict[str, object]:
+        service = LiveMemoryService(settings)
+        try:
+            await _warm(service, repo)
+            return await service.stats(str(repo))
+        finally:
+            await service.shutdown()
+
+    async def after_restart() -> dict[str, object]:
+        service = LiveMemoryService(settings)
+        try:
+            return await service.stats(str(repo))
+        finally:
+            await service.shutdown()
+
+    before = asyncio.run(taught())
+    after = asyncio.run(after_restart())
+    assert before["file_contexts"]["loaded"] == 1  # type: ignore[index]
+    assert before["file_contexts"]["with_content"] == 1  # type: ignore[index]
+    assert after["file_contexts"]["loaded"] == 1  # type: ignore[index]
+    assert after["file_contexts"]["with_content"] == 0  # type: ignore[index]  # bytes never persisted
+
+
+def test_a_notification_for_a_workspace_nobody_asked_about_creates_nothing(
+    tmp_path: Path, fake: FakeProvider
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/app.py": APP})
+    settings = _settings(tmp_path, fake)
+
+    async def scenario() -> tuple[int, int, int]:
+        service = LiveMemoryService(settings)
+        try:
+            event = {"path": "src/app.py", "kind": "read", "content": APP}
+            outcome = await service.notify({"cwd": str(repo), "events": [event, event]})
+            active = (await service.health())["workspaces_active"]
+            return outcome.accepted, outcome.ignored, int(str(active))
+        finally:
+            await service.shutdown()
+
+    assert asyncio.run(scenario()) == (0, 2, 0)
+    assert not SnapshotStore(settings.snapshot_dir).exists(repo)
