@@ -294,6 +294,9 @@ def test_real_claude_code_tees_reads_writes_and_disk_changes_and_relays_answers(
             "LIVE_MEMORY_WATCHER": "off",
         }
         with ServerProcess(tmp_path / "data", server_env) as server:
+            # A repository Live Memory already knows: notifications for one it has neither
+            # live state nor a snapshot of are ignored until its first question (design 3c).
+            server.request("POST", "/clear", json={"cwd": str(repo)}).raise_for_status()
             cc_env = base_env | {
                 "ANTHROPIC_API_KEY": "sk-ant-dummy-e2e",
                 "ANTHROPIC_BASE_URL": fake.url,
