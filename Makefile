@@ -9,6 +9,9 @@ BIN    := $(VENV)/bin
 $(BIN)/live-memory: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	# The build backend first: upgrading it during the editable install left a broken mix of
+	# the venv's setuptools 65 and the new one (the packaging test then failed).
+	$(BIN)/python -m pip install --quiet --upgrade 'setuptools>=77' wheel
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 

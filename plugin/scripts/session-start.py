@@ -284,7 +284,7 @@ def bounded(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
 
 
 NEXT_SESSION = (
-    "the ask_live_memory tool connects from the next session "
+    "the ask_live_memory tool connects from the next session at the latest "
     "(Claude Code connected its MCP servers before this hook started the server)"
 )
 
@@ -317,8 +317,8 @@ def agent_context(
     if started is not None:
         context = (
             "live-memory was not running when this session started, so its ask_live_memory "
-            "tool is not connected in this session: do not try to call it; explore the code "
-            "with your own tools. It will be available from the next session."
+            "tool is most likely not connected in this session: do not try to call it; explore "
+            "the code with your own tools. It will be available from the next session."
         )
     else:
         context = (

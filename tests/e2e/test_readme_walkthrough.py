@@ -54,7 +54,7 @@ COMMAND_TIMEOUT_S = 60.0
 QUESTION = "Where is answer() defined? (walkthrough-q-41c9)"
 ANSWER = "answer() is in src/app.py (walkthrough-a-7e20)"
 FINAL = "Done (walkthrough-final-03bd)"
-NEXT_SESSION = "the ask_live_memory tool connects from the next session"
+NEXT_SESSION = "the ask_live_memory tool connects from the next session at the latest"
 
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path, timeout_s: float) -> str:
@@ -112,12 +112,14 @@ class Script:
         if "Read" not in tools:
             return Text("ok")  # an auxiliary Claude Code call, not its agent loop
         messages = recorded.body.get("messages", [])
-        if ASK_TOOL in tools and _tool_result_text(messages, ASK_TOOL) is None:
+        if self.ask and ASK_TOOL in tools and _tool_result_text(messages, ASK_TOOL) is None:
             return ToolUse(ASK_TOOL, {"question": QUESTION, "cwd": self.repo})
         return Text(FINAL)
 
     def __init__(self, repo: Path) -> None:
         self.repo = str(repo)
+        self.ask = True
+        """False for the second session: its agent was told not to call the tool."""
 
 
 def _session(
@@ -201,7 +203,8 @@ def test_the_readme_walkthrough_from_a_clean_clone(tmp_path: Path) -> None:
     repo = clone  # any repository will do: ask about the clone itself
     port = free_port()
     with FakeProvider() as fake:
-        fake.responder = Script(repo).respond
+        script = Script(repo)
+        fake.responder = script.respond
         provider = {"ANTHROPIC_API_KEY": "sk-ant-dummy-walkthrough", "ANTHROPIC_BASE_URL": fake.url}
         session_env = {**user, **provider, "LIVE_MEMORY_PORT": str(port)}
         # The service's settings, where `live-memory install-service` tells the user to put them.
@@ -265,6 +268,7 @@ def test_the_readme_walkthrough_from_a_clean_clone(tmp_path: Path) -> None:
 
         # Session 2: the server is stopped. The hook starts the backstop; the tool is not
         # connected in this session and the banner and the agent's context say so.
+        script.ask = False
         second = len(fake.requests)
         code, events, took = _session(cli, repo, session_env, logs, "stopped")
         why = _diagnosis(logs, "stopped", fake)
@@ -277,15 +281,19 @@ def test_the_readme_walkthrough_from_a_clean_clone(tmp_path: Path) -> None:
                 e for e in events if (e.get("type"), e.get("subtype")) == ("system", "init")
             )
             servers = {s.get("name"): s.get("status") for s in init.get("mcp_servers", [])}
-            assert servers.get("plugin:live-memory:live-memory") != "connected", (servers, why)
+            # Usually "failed" (Claude Code connects while the hook runs); on a loaded machine
+            # its connection can come after the backstop is up, hence "most likely" in the text.
+            assert servers.get("plugin:live-memory:live-memory") in ("failed", "connected"), why
             banner = _start_hook_output(events)["systemMessage"]  # what the user sees
             assert banner.splitlines()[-1].endswith(NEXT_SESSION + _WHY_NEXT), (banner, why)
             assert "to keep it running: `live-memory install-service`" in banner, why
             agent = _agent_requests(fake, second)
             context = json.dumps(agent[0])
-            assert "not connected in this session: do not try to call it" in context, why
+            assert "most likely not connected in this session: do not try to call it" in context
             assert "call the ask_live_memory tool" not in context, why
-            assert ASK_TOOL not in [tool["name"] for tool in agent[0]["tools"]], why
+            offered = ASK_TOOL in [tool["name"] for tool in agent[0]["tools"]]
+            assert offered == (servers["plugin:live-memory:live-memory"] == "connected"), why
+            assert _tool_result_text(agent[-1]["messages"], ASK_TOOL) is None, why  # not called
             result = next(e for e in events if e.get("type") == "result")
             assert result["result"] == FINAL, why
             # The backstop is the service's twin: the service's data dir, answering now.
