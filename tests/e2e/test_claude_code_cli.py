@@ -296,7 +296,9 @@ def test_real_claude_code_tees_reads_writes_and_disk_changes_and_relays_answers(
         with ServerProcess(tmp_path / "data", server_env) as server:
             # A repository Live Memory already knows: notifications for one it has neither
             # live state nor a snapshot of are ignored until its first question (design 3c).
-            server.request("POST", "/clear", json={"cwd": str(repo)}).raise_for_status()
+            # (A reset, not a clear: its prompt block is frozen now, so what the hooks tee
+            # reaches the question as an observation delta, as for any live workspace.)
+            server.request("POST", "/reset", json={"cwd": str(repo)}).raise_for_status()
             cc_env = base_env | {
                 "ANTHROPIC_API_KEY": "sk-ant-dummy-e2e",
                 "ANTHROPIC_BASE_URL": fake.url,
