@@ -134,6 +134,8 @@ def budget_section(tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
     (repo / "src").mkdir(parents=True)
     big = repo / "src" / "big.py"
     with ServerProcess(tmp / "data-budget", env) as server, httpx.Client(timeout=120) as client:
+        # A notification alone creates no workspace: a clear does, without a model call.
+        client.post(f"{server.url}/clear", json={"cwd": str(repo)}).raise_for_status()
         ratios: list[float] = []
         compacted_rows = 0
         print("question  estimate(tok)  sent(tok)  billed(tok)  estimate/billed")
