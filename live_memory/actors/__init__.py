@@ -3,41 +3,58 @@
 from __future__ import annotations
 
 from live_memory.actors.fork import ForkActor, ForkCancelled
-from live_memory.actors.gateway import GatewayActor, SweepIdle
+from live_memory.actors.gateway import AttachWatcher, GatewayActor, SweepIdle
+from live_memory.actors.keep_warm import KeepWarmActor, KeepWarmConfig
 from live_memory.actors.message import (
     Answer,
     Ask,
     Cancel,
     Clear,
     Commit,
+    DescribeMemory,
     Drain,
+    DrainTranscripts,
+    EventKind,
+    ExportLedger,
     FileEvent,
     GetStats,
+    ImportFacts,
     KeepWarmTick,
     ListWorkspaces,
     Notify,
     NotifyOutcome,
     Reset,
     Route,
+    UpdateServices,
 )
-from live_memory.actors.runtime import Actor, ActorRef, ActorSystem, Promise
+from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem, Promise
+from live_memory.actors.watchdog import WatchdogActor
 from live_memory.actors.workspace import WorkspaceActor
 
 __all__ = [
     "Actor",
+    "ActorDeadError",
     "ActorRef",
     "ActorSystem",
     "Answer",
     "Ask",
+    "AttachWatcher",
     "Cancel",
     "Clear",
     "Commit",
+    "DescribeMemory",
     "Drain",
+    "DrainTranscripts",
+    "EventKind",
+    "ExportLedger",
     "FileEvent",
     "ForkActor",
     "ForkCancelled",
     "GatewayActor",
     "GetStats",
+    "ImportFacts",
+    "KeepWarmActor",
+    "KeepWarmConfig",
     "KeepWarmTick",
     "ListWorkspaces",
     "Notify",
@@ -46,5 +63,7 @@ __all__ = [
     "Reset",
     "Route",
     "SweepIdle",
+    "UpdateServices",
+    "WatchdogActor",
     "WorkspaceActor",
 ]

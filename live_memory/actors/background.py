@@ -25,18 +25,13 @@ from live_memory.actors.message import (
 )
 from live_memory.actors.runtime import ActorRef, ActorSystem, resolve
 from live_memory.actors.workspace_stats import prefix_tokens
-from live_memory.agent.prompt import SYSTEM_PROMPT
-from live_memory.agent.services import Services
-from live_memory.agent.summarizer import summarize
+from live_memory.agent import SYSTEM_PROMPT, Services, summarize
 from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError
 from live_memory.knowledge import QueuedTranscript, digest_transcript, export_ledger
-from live_memory.memory.layout import build_request
-from live_memory.memory.ledger import attribute_facts, parse_fact_lines
-from live_memory.memory.model import LedgerFact
-from live_memory.memory.window import Window
+from live_memory.memory import LedgerFact, Window, attribute_facts, build_request, parse_fact_lines
 from live_memory.prompt_cache import CacheDecision, decide
-from live_memory.providers.types import CacheTtl, ChatResponse, Provider, Usage
+from live_memory.providers import CacheTtl, ChatResponse, Provider, Usage
 from live_memory.tools import Toolbox
 from live_memory.workspace import Effect, WorkspaceState
 

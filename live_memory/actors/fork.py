@@ -9,8 +9,7 @@ from typing import Any
 
 from live_memory.actors.message import Cancel, Commit, ForkFailed, Route, StartFork
 from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem
-from live_memory.agent.question import QuestionJob, QuestionOutcome, answer_question
-from live_memory.agent.services import Services
+from live_memory.agent import QuestionJob, QuestionOutcome, Services, answer_question
 from live_memory.tools import Toolbox
 
 __all__ = ["ForkActor", "ForkCancelled"]

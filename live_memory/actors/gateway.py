@@ -27,11 +27,11 @@ from live_memory.actors.message import (
 )
 from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
 from live_memory.actors.workspace import WorkspaceActor
-from live_memory.agent.services import Services
+from live_memory.agent import Services
 from live_memory.config import canonical_workspace
 from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError, ShuttingDown, UnknownWorkspace
-from live_memory.memory.snapshot_store import SnapshotStore
+from live_memory.memory import SnapshotStore
 
 __all__ = ["AttachWatcher", "GatewayActor", "SweepIdle"]
 

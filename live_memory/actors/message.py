@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from live_memory.actors.runtime import Promise
-from live_memory.memory.commit import CommitOutcome
-from live_memory.providers.types import CacheTtl, Usage
-from live_memory.workspace.records import Answer, EventKind, FileEvent, NotifyOutcome
+from live_memory.memory import CommitOutcome
+from live_memory.providers import CacheTtl, Usage
+from live_memory.workspace import Answer, EventKind, FileEvent, NotifyOutcome
 
 __all__ = [
     "AdoptFork",

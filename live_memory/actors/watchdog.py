@@ -33,11 +33,19 @@ from live_memory.actors.message import (
 from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem
 from live_memory.config import Settings
 from live_memory.config import constants as C
-from live_memory.watchers import Flushed, WatchedRoot
-from live_memory.watchers.board import WatcherBoard
-from live_memory.watchers.inotify_source import InotifySource, RawEvent, flags
-from live_memory.watchers.placement import place_watches, record_event, watch_git_dirs
-from live_memory.watchers.watch_table import WatchTable, effective_total_budget
+from live_memory.watchers import (
+    Flushed,
+    InotifySource,
+    RawEvent,
+    WatchedRoot,
+    WatcherBoard,
+    WatchTable,
+    effective_total_budget,
+    flags,
+    place_watches,
+    record_event,
+    watch_git_dirs,
+)
 
 __all__ = ["WatchdogActor", "WatcherBoard"]
 

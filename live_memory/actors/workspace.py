@@ -39,12 +39,12 @@ from live_memory.actors.message import (
 from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem, resolve
 from live_memory.actors.workspace_effects import EffectRunner
 from live_memory.actors.workspace_stats import workspace_stats
-from live_memory.agent.services import Services
+from live_memory.agent import Services
 from live_memory.errors import BudgetExhausted, ShuttingDown
-from live_memory.memory.snapshot_store import SnapshotStore
+from live_memory.memory import SnapshotStore
 from live_memory.prompt_cache import CacheDecision
-from live_memory.providers.types import CacheTtl
-from live_memory.watchers.revalidate import revalidation_events
+from live_memory.providers import CacheTtl
+from live_memory.watchers import revalidation_events
 from live_memory.workspace import FileEvent, Question
 
 __all__ = ["WorkspaceActor"]

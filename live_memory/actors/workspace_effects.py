@@ -20,15 +20,16 @@ from live_memory.actors import background
 from live_memory.actors.fork import ForkActor
 from live_memory.actors.message import Ask, Cancel, RequestPassivation, Route, StartFork
 from live_memory.actors.runtime import ActorDeadError, ActorInfo, ActorRef, ActorSystem
-from live_memory.agent.compactor import tree_chars
-from live_memory.agent.question import QuestionJob
-from live_memory.agent.services import Services
+from live_memory.agent import QuestionJob, Services, tree_chars
 from live_memory.config import constants as C
-from live_memory.memory.ingest import Ingestor, held_bytes_cap
-from live_memory.memory.persist import window_from_state
-from live_memory.memory.preload import preload
-from live_memory.memory.snapshot_store import SnapshotStore
-from live_memory.memory.window import Window
+from live_memory.memory import (
+    Ingestor,
+    SnapshotStore,
+    Window,
+    held_bytes_cap,
+    preload,
+    window_from_state,
+)
 from live_memory.prompt_cache import CacheDecision
 from live_memory.tools import Toolbox, build_directory_tree, current_sha256
 from live_memory.workspace import (

@@ -5,10 +5,8 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-from live_memory.agent.prompt import SYSTEM_PROMPT
-from live_memory.agent.services import Services
-from live_memory.memory.layout import PrefixSizes, prefix_chars, stable_prefix_text
-from live_memory.memory.window import Window
+from live_memory.agent import SYSTEM_PROMPT, Services
+from live_memory.memory import PrefixSizes, Window, prefix_chars, stable_prefix_text
 from live_memory.prompt_cache import CacheDecision
 from live_memory.providers import min_cacheable_tokens
 from live_memory.tools import Toolbox

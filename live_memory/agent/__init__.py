@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+from live_memory.agent.compactor import tree_chars
+from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.question import (
     QuestionJob,
     QuestionOutcome,
     answer_question,
     clamp_answer_tokens,
 )
-from live_memory.agent.services import Services, build_services
+from live_memory.agent.services import Services, Stores, build_services
+from live_memory.agent.summarizer import summarize
 
 __all__ = [
+    "SYSTEM_PROMPT",
     "QuestionJob",
     "QuestionOutcome",
     "Services",
+    "Stores",
     "answer_question",
     "build_services",
     "clamp_answer_tokens",
+    "summarize",
+    "tree_chars",
 ]

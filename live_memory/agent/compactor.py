@@ -12,19 +12,21 @@ from live_memory.agent.services import Services
 from live_memory.agent.summarizer import render_material, summarize
 from live_memory.config import constants as C
 from live_memory.errors import ProviderError
-from live_memory.memory.compaction import (
+from live_memory.memory import (
     DistillGate,
+    FileContext,
+    Turn,
     Watermarks,
+    Window,
     apply_eviction,
+    attribute_facts,
     chunk_turns,
     needs_compaction,
+    parse_fact_lines,
     plan_eviction,
     split_history_for_summary,
 )
-from live_memory.memory.ledger import attribute_facts, parse_fact_lines
-from live_memory.memory.model import FileContext, Turn
-from live_memory.memory.window import Window
-from live_memory.providers.types import Usage
+from live_memory.providers import Usage
 from live_memory.tools import build_directory_tree
 
 __all__ = ["CompactionReport", "compact_window", "tree_chars"]

@@ -16,9 +16,8 @@ from typing import Literal
 
 from live_memory.agent.prompt import COLD_MEMORY_NUDGE, FINAL_ANSWER_NUDGE
 from live_memory.config import constants as C
-from live_memory.memory.layout import build_request
-from live_memory.memory.window import Window
-from live_memory.providers.types import (
+from live_memory.memory import Window, build_request
+from live_memory.providers import (
     CacheTtl,
     ChatRequest,
     ChatResponse,

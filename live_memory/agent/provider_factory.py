@@ -5,8 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from live_memory.config import constants
-from live_memory.config.settings import Settings
+from live_memory.config import Settings, constants
 from live_memory.errors import ConfigError, NoProviderConfigured
 from live_memory.providers import (
     LazyProvider,

@@ -13,10 +13,8 @@ from live_memory.agent.services import Services
 from live_memory.agent.trailer import format_trailer
 from live_memory.config import constants as C
 from live_memory.errors import PromptTooLong
-from live_memory.memory.compaction import DistillGate
-from live_memory.memory.layout import Hints, render_trailing_turn
-from live_memory.memory.window import Window
-from live_memory.providers.types import CacheTtl, Usage
+from live_memory.memory import DistillGate, Hints, Window, render_trailing_turn
+from live_memory.providers import CacheTtl, Usage
 from live_memory.tools import Toolbox
 
 __all__ = ["QuestionJob", "QuestionOutcome", "answer_question", "clamp_answer_tokens"]

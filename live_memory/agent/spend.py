@@ -17,7 +17,7 @@ from live_memory.config import Settings
 from live_memory.config import constants as C
 from live_memory.errors import BudgetExhausted
 from live_memory.knowledge import UsageLedger
-from live_memory.providers.types import Usage
+from live_memory.providers import Usage
 
 __all__ = ["SpendGuard"]
 

@@ -10,16 +10,8 @@ from collections.abc import Sequence
 
 from live_memory.agent.prompt import NEUTRAL_SUMMARY_SYSTEM_PROMPT
 from live_memory.config import constants as C
-from live_memory.memory.ledger import render_ledger
-from live_memory.memory.model import FileContext, LedgerFact, Turn
-from live_memory.providers.types import (
-    ChatRequest,
-    Message,
-    Provider,
-    SystemBlock,
-    TextBlock,
-    Usage,
-)
+from live_memory.memory import FileContext, LedgerFact, Turn, render_ledger
+from live_memory.providers import ChatRequest, Message, Provider, SystemBlock, TextBlock, Usage
 
 __all__ = ["render_material", "summarize"]
 

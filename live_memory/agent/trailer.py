@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from live_memory.providers.types import Usage
+from live_memory.providers import Usage
 
 __all__ = ["format_cost", "format_trailer"]
 

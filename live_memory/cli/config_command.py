@@ -17,9 +17,8 @@ from typing import TextIO
 from live_memory.cli.client import ServerClient, ServerDown, ServerRejected, ServerUnreachable
 from live_memory.cli.outcome import CommandFailed, ExitCode
 from live_memory.cli.render import render_config, render_json
-from live_memory.config import Settings, config_items, load_settings, write_config
+from live_memory.config import RESTART_KEYS, Settings, config_items, load_settings, write_config
 from live_memory.config import constants as C
-from live_memory.config.report import RESTART_KEYS
 from live_memory.errors import ConfigError
 
 __all__ = ["config_get", "config_set", "parse_assignments"]

@@ -23,10 +23,16 @@ from starlette.types import ASGIApp
 
 from live_memory.cli.lock import ServeLock
 from live_memory.cli.outcome import CommandFailed, ExitCode
-from live_memory.config import Settings, configure_logging, load_settings
+from live_memory.config import (
+    Settings,
+    check_exposure,
+    configure_logging,
+    is_loopback,
+    load_settings,
+    service_environment,
+    session_mismatch,
+)
 from live_memory.config import constants as C
-from live_memory.config.exposure import check_exposure, is_loopback
-from live_memory.config.service_env import service_environment, session_mismatch
 from live_memory.errors import ConfigError
 
 __all__ = ["bind_socket", "is_loopback", "require_token_off_loopback", "run_server"]
@@ -116,7 +122,7 @@ def run_server(
         try:
             app = app_factory(settings)
             # After the app: the gateway package is imported by then (see build_app).
-            from live_memory.gateway.http_limits import limited_http_protocol  # noqa: PLC0415
+            from live_memory.gateway import limited_http_protocol  # noqa: PLC0415
 
             config = uvicorn.Config(
                 app,

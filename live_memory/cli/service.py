@@ -19,7 +19,7 @@ from typing import Final, TextIO
 
 from live_memory.cli.outcome import CommandFailed, ExitCode
 from live_memory.config import constants as C
-from live_memory.config.service_env import service_env_file
+from live_memory.config import service_env_file
 
 __all__ = ["exec_start", "install_service", "launchd_plist", "systemd_unit"]
 

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 from live_memory.gateway.app import create_app
+from live_memory.gateway.http_limits import limited_http_protocol
 from live_memory.gateway.service import LiveMemoryService
 
-__all__ = ["LiveMemoryService", "create_app"]
+__all__ = [
+    "LiveMemoryService",
+    "create_app",
+    "limited_http_protocol",
+]

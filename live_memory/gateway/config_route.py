@@ -13,8 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from live_memory.config.loader import config_file_values
-from live_memory.config.report import config_report
+from live_memory.config import config_file_values, config_report
 from live_memory.errors import ConfigError
 from live_memory.gateway.json_response import ORJSONResponse
 from live_memory.gateway.service import LiveMemoryService

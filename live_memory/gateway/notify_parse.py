@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from live_memory.actors.message import EventKind, FileEvent
+from live_memory.actors import EventKind
 from live_memory.config import constants as C
 from live_memory.errors import InputError, PayloadTooLarge
+from live_memory.workspace import FileEvent
 
 __all__ = ["HOOK_TOOLS", "parse_notify"]
 

@@ -16,33 +16,32 @@ from typing import Any, TypeVar
 
 from live_memory import __version__
 from live_memory.actors import (
+    ActorDeadError,
+    ActorRef,
     ActorSystem,
     Answer,
     Ask,
+    AttachWatcher,
     Clear,
+    DescribeMemory,
     Drain,
+    DrainTranscripts,
+    ExportLedger,
     GatewayActor,
     GetStats,
+    ImportFacts,
+    KeepWarmActor,
+    KeepWarmConfig,
     ListWorkspaces,
     Notify,
     NotifyOutcome,
     Reset,
     Route,
     SweepIdle,
-)
-from live_memory.actors.gateway import AttachWatcher
-from live_memory.actors.keep_warm import KeepWarmActor, KeepWarmConfig
-from live_memory.actors.message import (
-    DescribeMemory,
-    DrainTranscripts,
-    ExportLedger,
-    ImportFacts,
     UpdateServices,
+    WatchdogActor,
 )
-from live_memory.actors.runtime import ActorDeadError, ActorRef
-from live_memory.actors.watchdog import WatchdogActor, WatcherBoard
-from live_memory.agent import Services, build_services, clamp_answer_tokens
-from live_memory.agent.services import Stores
+from live_memory.agent import Services, Stores, build_services, clamp_answer_tokens
 from live_memory.config import Settings, canonical_workspace
 from live_memory.config import constants as C
 from live_memory.errors import (
@@ -64,8 +63,8 @@ from live_memory.knowledge import (
     digest_transcript,
     health_banner,
 )
-from live_memory.memory.model import LedgerFact
-from live_memory.memory.snapshot_store import SnapshotStore
+from live_memory.memory import LedgerFact, SnapshotStore
+from live_memory.watchers import WatcherBoard
 
 __all__ = ["LiveMemoryService"]
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from live_memory.atomic_file import write_atomically
 from live_memory.config.constants import KNOWLEDGE_CATEGORIES
 from live_memory.knowledge.error import KnowledgeError
-from live_memory.memory.model import LedgerFact
+from live_memory.memory import LedgerFact
 
 __all__ = ["STALE_MARK", "export_ledger", "import_ledger", "insights_path", "render_category"]
 

@@ -2,7 +2,59 @@
 
 from __future__ import annotations
 
+from live_memory.memory.commit import CommitOutcome, decide_commit
+from live_memory.memory.compaction import (
+    DistillGate,
+    Watermarks,
+    apply_eviction,
+    chunk_turns,
+    needs_compaction,
+    plan_eviction,
+    split_history_for_summary,
+)
+from live_memory.memory.ingest import Ingestor, held_bytes_cap
+from live_memory.memory.layout import (
+    Hints,
+    PrefixSizes,
+    build_request,
+    prefix_chars,
+    render_trailing_turn,
+    stable_prefix_text,
+)
+from live_memory.memory.ledger import attribute_facts, parse_fact_lines, render_ledger
 from live_memory.memory.model import FileContext, LedgerFact, Turn
+from live_memory.memory.persist import window_from_state, window_to_state
+from live_memory.memory.preload import preload
+from live_memory.memory.snapshot_store import SnapshotStore
 from live_memory.memory.window import Window
 
-__all__ = ["FileContext", "LedgerFact", "Turn", "Window"]
+__all__ = [
+    "CommitOutcome",
+    "DistillGate",
+    "FileContext",
+    "Hints",
+    "Ingestor",
+    "LedgerFact",
+    "PrefixSizes",
+    "SnapshotStore",
+    "Turn",
+    "Watermarks",
+    "Window",
+    "apply_eviction",
+    "attribute_facts",
+    "build_request",
+    "chunk_turns",
+    "decide_commit",
+    "held_bytes_cap",
+    "needs_compaction",
+    "parse_fact_lines",
+    "plan_eviction",
+    "prefix_chars",
+    "preload",
+    "render_ledger",
+    "render_trailing_turn",
+    "split_history_for_summary",
+    "stable_prefix_text",
+    "window_from_state",
+    "window_to_state",
+]

@@ -20,14 +20,7 @@ from dataclasses import asdict, dataclass, replace
 import orjson
 
 from live_memory.memory.window import Window
-from live_memory.providers.types import (
-    CacheTtl,
-    ChatRequest,
-    Message,
-    SystemBlock,
-    TextBlock,
-    ToolSpec,
-)
+from live_memory.providers import CacheTtl, ChatRequest, Message, SystemBlock, TextBlock, ToolSpec
 
 __all__ = [
     "Hints",

@@ -18,7 +18,7 @@ from live_memory.config.constants import (
     GREP_DEFAULT_HEAD_LIMIT,
     READ_DEFAULT_LIMIT_LINES,
 )
-from live_memory.providers.types import ToolSpec
+from live_memory.providers import ToolSpec
 
 __all__ = ["TOOL_NAMES", "TOOL_SPECS"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from live_memory.config.constants import DEFAULT_SECRET_PATH_PATTERNS, TOOL_OUTPUT_MAX_CHARS
 from live_memory.errors import LiveMemoryError
-from live_memory.providers.types import ToolSpec
+from live_memory.providers import ToolSpec
 from live_memory.tools.arguments import ToolArgs
 from live_memory.tools.find_paths import run_find_paths
 from live_memory.tools.git_tools import run_get_changed_files, run_git_search

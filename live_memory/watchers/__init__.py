@@ -6,9 +6,14 @@
 
 from __future__ import annotations
 
+from live_memory.watchers.board import WatcherBoard
 from live_memory.watchers.debounce import Change, ChangeKind, Debouncer
 from live_memory.watchers.head import HeadTracker
+from live_memory.watchers.inotify_source import InotifySource, RawEvent, flags
 from live_memory.watchers.path_filter import HEAD_MARKER, PathFilter
+from live_memory.watchers.placement import place_watches, record_event, watch_git_dirs
+from live_memory.watchers.revalidate import revalidation_events
+from live_memory.watchers.watch_table import WatchTable, effective_total_budget
 from live_memory.watchers.watched_root import Flushed, RawKind, WatchedRoot
 
 __all__ = [
@@ -18,7 +23,17 @@ __all__ = [
     "Debouncer",
     "Flushed",
     "HeadTracker",
+    "InotifySource",
     "PathFilter",
+    "RawEvent",
     "RawKind",
+    "WatchTable",
     "WatchedRoot",
+    "WatcherBoard",
+    "effective_total_budget",
+    "flags",
+    "place_watches",
+    "record_event",
+    "revalidation_events",
+    "watch_git_dirs",
 ]

@@ -23,7 +23,7 @@ from live_memory.workspace.effects import (
     WantPassivation,
     WriteInsights,
 )
-from live_memory.workspace.records import Answer, FileEvent, NotifyOutcome, Question
+from live_memory.workspace.records import Answer, EventKind, FileEvent, NotifyOutcome, Question
 from live_memory.workspace.state import Limits, WorkspaceState
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "DeleteSnapshot",
     "Drained",
     "Effect",
+    "EventKind",
     "Fail",
     "FileEvent",
     "Forward",

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from live_memory.agent.question import QuestionOutcome
-from live_memory.memory.commit import CommitOutcome
-from live_memory.providers.types import Usage
+from live_memory.agent import QuestionOutcome
+from live_memory.memory import CommitOutcome
+from live_memory.providers import Usage
 
 __all__ = ["WorkspaceCounters"]
 

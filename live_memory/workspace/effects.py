@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from live_memory.memory.window import Window
-from live_memory.providers.types import CacheTtl, Usage
+from live_memory.memory import Window
+from live_memory.providers import CacheTtl, Usage
 
 __all__ = [
     "Account",

@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import replace
 
-from live_memory.memory.model import LedgerFact
+from live_memory.memory import LedgerFact
 from live_memory.workspace.records import FileEvent
 
 __all__ = ["LogEntry", "NotifyLog"]

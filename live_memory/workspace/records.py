@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from live_memory.providers.types import Usage
+from live_memory.providers import Usage
 
 __all__ = ["Answer", "EventKind", "FileEvent", "NotifyOutcome", "Question"]
 

@@ -13,17 +13,19 @@ import itertools
 from collections import deque
 from dataclasses import dataclass, field
 
-from live_memory.agent.question import QuestionOutcome
+from live_memory.agent import QuestionOutcome
 from live_memory.config import constants as C
 from live_memory.errors import AnswerNotPersisted, Busy, ClientGone, ShuttingDown
-from live_memory.memory.commit import decide_commit
-from live_memory.memory.compaction import DistillGate
-from live_memory.memory.ingest import Ingestor
-from live_memory.memory.model import LedgerFact
-from live_memory.memory.persist import window_to_state
-from live_memory.memory.window import Window
+from live_memory.memory import (
+    DistillGate,
+    Ingestor,
+    LedgerFact,
+    Window,
+    decide_commit,
+    window_to_state,
+)
 from live_memory.prompt_cache import ping_due
-from live_memory.providers.types import CacheTtl, Usage
+from live_memory.providers import CacheTtl, Usage
 from live_memory.workspace.counters import WorkspaceCounters
 from live_memory.workspace.effects import (
     Account,
