@@ -19,7 +19,7 @@ import httpx
 
 __all__ = ["ServerProcess", "free_port"]
 
-START_TIMEOUT_S = 30.0
+START_TIMEOUT_S = 120.0  # a wait for /health, over as soon as it answers (loaded machines)
 
 
 def free_port() -> int:
