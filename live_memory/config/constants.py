@@ -70,6 +70,7 @@ TOOL_SUBPROCESS_TIMEOUT_S: Final = 20.0
 BINARY_SNIFF_BYTES: Final = 8192
 QUESTION_TOOL_RESULT_TOKEN_BUDGET: Final = 60_000  # per question, over all tool results
 READ_MAX_FILE_BYTES: Final = 8 * 1024 * 1024  # Read refuses bigger files
+JAIL_REALPATH_PASSES: Final = 8  # realpath passes to a fixed point (links past a loop)
 GREP_MAX_FILE_BYTES: Final = 8 * 1024 * 1024  # the Python fallback (no rg) skips bigger files
 GREP_REDACT_CONTEXT_LINES: Final = 64  # lines before a shown one redacted with it (PEM blocks)
 GREP_MAX_LINE_CHARS: Final = 400  # a matching line is cut here in content mode

@@ -24,6 +24,7 @@ from typing import Literal
 from live_memory.config.constants import (
     BINARY_SNIFF_BYTES,
     DEFAULT_SECRET_PATH_PATTERNS,
+    JAIL_REALPATH_PASSES,
     READ_MAX_FILE_BYTES,
 )
 from live_memory.errors import LiveMemoryError, PathOutsideWorkspace
@@ -91,7 +92,7 @@ def _jail(real_root: str, user_path: str) -> str:
         ) from None
     candidate = user_path if os.path.isabs(user_path) else os.path.join(real_root, user_path)
     try:
-        resolved = os.path.realpath(candidate)
+        resolved = _realpath_fixed_point(candidate)
     except (OSError, ValueError) as exc:
         raise PathOutsideWorkspace(f"path {user_path!r} cannot be resolved: {exc}") from None
     if not _is_within(resolved, real_root):
@@ -100,6 +101,22 @@ def _jail(real_root: str, user_path: str) -> str:
             "use a path relative to the workspace root"
         )
     return resolved
+
+
+def _realpath_fixed_point(path: str) -> str:
+    """`os.path.realpath` until nothing is left to resolve.
+
+    realpath stops resolving at a symlink loop and returns the rest of the path as written
+    (`loop/../link_out` comes back as `root/link_out`, a link to outside), so one pass can
+    leave a link in the result. A bounded number of passes reaches the fixed point; a path
+    that does not settle is refused.
+    """
+    for _ in range(JAIL_REALPATH_PASSES):
+        again = os.path.realpath(path)
+        if again == path:
+            return path
+        path = again
+    raise ValueError("too many levels of symbolic links")
 
 
 def relative_to_root(root: Path, resolved: Path) -> str:

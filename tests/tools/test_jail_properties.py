@@ -42,6 +42,13 @@ def _inside(path: Path, root: Path) -> bool:
     return str(path) == real or str(path).startswith(real + os.sep)
 
 
+def test_a_link_past_a_symlink_loop_is_still_resolved_and_refused(jail_root: Path) -> None:
+    # realpath stops at the loop and returns `root/link_out` as written: a link to outside.
+    for user_path in ("loop/../link_out", "loop/../link_out/file.txt"):
+        with pytest.raises(PathOutsideWorkspace):
+            resolve_in_root(jail_root, user_path)
+
+
 @settings(max_examples=300, deadline=None)
 @given(PATHS)
 def test_resolved_paths_never_leave_the_root(jail_root: Path, user_path: str) -> None:
