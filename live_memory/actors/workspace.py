@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from live_memory.actors import background
+from live_memory.actors.inspection import InspectWorkspace, inspect_workspace
 from live_memory.actors.message import (
     AdoptFork,
     Ask,
@@ -52,7 +53,7 @@ __all__ = ["WorkspaceActor"]
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-_REQUESTS = (Ask, Notify, GetStats, Reset, Clear, DrainTranscripts, AdoptFork)
+_REQUESTS = (Ask, Notify, GetStats, Reset, Clear, DrainTranscripts, AdoptFork, InspectWorkspace)
 _FROM_FORKS = (Commit, ForkFailed)
 
 
@@ -127,6 +128,9 @@ class WorkspaceActor(Actor, EffectRunner):
             self.gateway.tell(Route(self.root, message))
             return
         if background.background_message(self, message):
+            return
+        if isinstance(message, InspectWorkspace):  # not a use: activity is not bumped
+            inspect_workspace(self, message)
             return
         now = time.monotonic()
         state = self.state

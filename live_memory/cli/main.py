@@ -12,6 +12,7 @@ from typing import TextIO
 from live_memory.cli import commands
 from live_memory.cli.client import ServerClient, ServerRejected
 from live_memory.cli.config_command import config_get, config_set
+from live_memory.cli.dashboard_command import dashboard
 from live_memory.cli.knowledge_command import export_knowledge, import_knowledge
 from live_memory.cli.outcome import CommandFailed, ExitCode
 from live_memory.cli.parser import UsageError, build_parser
@@ -113,6 +114,8 @@ def _dispatch(
         return commands.ask(inv, args.question, cwd, args.max_answer_tokens)
     if command == "actors":
         return commands.actors(inv)
+    if command == "dashboard":
+        return dashboard(inv, open_browser=args.open)
     if command == "export":
         return export_knowledge(inv, cwd, args.out, Path.cwd())
     if command == "import":

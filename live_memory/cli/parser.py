@@ -143,6 +143,11 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
 
     sub.add_parser("actors", parents=[common], help="the server's actors and what they are doing")
 
+    dashboard = sub.add_parser(
+        "dashboard", parents=[common], help="the dashboard's URL (a one-time login link)"
+    )
+    dashboard.add_argument("--open", action="store_true", help="open it in a browser")
+
     export = sub.add_parser(
         "export", parents=[common], help="write a workspace's memory as markdown files"
     )

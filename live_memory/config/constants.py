@@ -305,3 +305,21 @@ SPOOL_REPLAY_MAX_LINES: Final = 500  # = the hooks' SPOOL_MAX_EVENTS
 SPOOL_LOCK_WAIT_S: Final = 2.0
 SPOOL_REGISTRY_FILE_NAME: Final = "spools.json"  # in the data dir: spools to replay at start
 SPOOL_REGISTRY_MAX: Final = 16  # most recently seen spool directories kept
+
+# --- operator dashboard (/ui) ---------------------------------------------------------------
+DASHBOARD_RECENT_QUESTIONS: Final = 20  # per workspace, kept in its snapshot's counters
+DASHBOARD_COMPACTION_LOG: Final = 20  # compactions remembered per workspace (its timeline)
+DASHBOARD_QUESTION_PREVIEW_CHARS: Final = 160  # a recent question as shown (redacted first)
+DASHBOARD_MAX_WORKSPACES: Final = 200  # overview rows; more known workspaces are only counted
+DASHBOARD_MAX_FACTS: Final = 300  # ledger facts on a workspace page (the search narrows first)
+DASHBOARD_MAX_FILES: Final = 300  # file contexts on a workspace page
+DASHBOARD_SEARCH_MAX_CHARS: Final = 200  # a longer ledger search is refused (400)
+DASHBOARD_DAYS: Final = 14  # days in the tokens/cost chart
+DASHBOARD_STUCK_ACTOR_S: Final = 30.0  # an actor busy on one message longer is highlighted
+DASHBOARD_POLL_S: Final = 2.0  # the actors page refreshes this often while it is visible
+DASHBOARD_LOGIN_TTL_S: Final = 120.0  # a one-time login link from `live-memory dashboard`
+DASHBOARD_MAX_LOGIN_LINKS: Final = 16  # unused links held; the oldest is forgotten first
+DASHBOARD_SESSION_TTL_S: Final = 12 * 3600.0
+DASHBOARD_MAX_SESSIONS: Final = 32  # browser sessions held; the oldest is logged out first
+DASHBOARD_SESSION_COOKIE: Final = "lm_session"
+DASHBOARD_FORM_MAX_BYTES: Final = 8 * 1024  # an action's form body

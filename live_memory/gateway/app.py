@@ -32,6 +32,8 @@ from live_memory.gateway.notify_fast_path import NotifyFastPath
 from live_memory.gateway.routes import build_routes
 from live_memory.gateway.service import LiveMemoryService
 from live_memory.gateway.spool_replay import SpoolDrain
+from live_memory.gateway.ui.auth import DashboardAuth
+from live_memory.gateway.ui.pages import build_ui_routes
 
 __all__ = ["create_app"]
 
@@ -100,16 +102,23 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
             drain.cancel()
             await live.shutdown()
 
+    dashboard = DashboardAuth(required=bool(settings.token))
     routes = [
         Route("/mcp", endpoint=_McpEndpoint()),
         *build_routes(reload),
         build_config_route(env),
+        *build_ui_routes(dashboard, reload),
     ]
     return Starlette(
         routes=routes,
         lifespan=lifespan,
         middleware=[
-            Middleware(Guard, hosts=allowed_hostnames(settings.host), token=settings.token),
+            Middleware(
+                Guard,
+                hosts=allowed_hostnames(settings.host),
+                token=settings.token,
+                dashboard=dashboard,
+            ),
             Middleware(NotifyFastPath),
         ],
     )

@@ -13,7 +13,9 @@ send "simple" requests (`text/plain` bodies, no preflight) to loopback. So, in t
 4. The bearer token when one is configured.
 5. Every POST must declare `Content-Type: application/json`, which a browser cannot send
    cross-origin without a CORS preflight that this server never grants, unless it carries
-   this server's own exact Origin (a form on a page the server serves itself).
+   this server's own exact Origin (a form on a page the server serves itself; the
+   dashboard's forms also carry a CSRF token, see gateway/ui/auth.py).
+With a token, /ui pages also accept the dashboard's session cookie (see gateway/ui/auth.py).
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from live_memory.config import constants as C
+from live_memory.gateway.ui.auth import DashboardAuth, cookie_value
 
 __all__ = ["Guard", "allowed_hostnames", "is_json_media_type"]
 
-_OPEN_PATHS = frozenset({"/health"})
+_OPEN_PATHS = frozenset({"/health", "/ui/login"})
+"""/ui/login checks its own one-time link."""
 # A bare host name or bracketed IPv6 literal, optional port: nothing a URL parser could
 # read two ways (`evil.example\@127.0.0.1`).
 _HOST_SHAPE = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?")
@@ -60,10 +64,18 @@ def _hostname(value: str) -> str:
 
 
 class Guard:
-    def __init__(self, app: ASGIApp, *, hosts: Iterable[str], token: str | None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        hosts: Iterable[str],
+        token: str | None,
+        dashboard: DashboardAuth | None = None,
+    ) -> None:
         self.app = app
         self.hosts = frozenset(hosts)
         self.token = f"Bearer {token}".encode() if token else None
+        self.dashboard = dashboard
 
     def _same_origin(self, origin: str, scope: Scope) -> bool:
         """Origin names this very server: its scheme, an allowed host name, its port."""
@@ -111,8 +123,15 @@ class Guard:
         if self.token is not None and scope["path"] not in _OPEN_PATHS:
             given = b"".join(headers.get(b"authorization", [])[:1])
             if not hmac.compare_digest(given, self.token):
-                await _refuse(send, 401, "missing or wrong bearer token (LIVE_MEMORY_TOKEN)")
-                return
+                if not _is_dashboard(scope["path"]):
+                    await _refuse(send, 401, "missing or wrong bearer token (LIVE_MEMORY_TOKEN)")
+                    return
+                cookie = b"; ".join(headers.get(b"cookie", [])).decode("latin-1")
+                if self.dashboard is None or not self.dashboard.session_valid(cookie_value(cookie)):
+                    await _refuse(
+                        send, 401, "not logged in: run `live-memory dashboard` for a login link"
+                    )
+                    return
         # A form on one of this server's own pages (the dashboard) proves where it comes from
         # with its exact Origin, which no other page can send; everyone else speaks JSON.
         if scope["method"] == "POST" and not own_page:
@@ -123,6 +142,10 @@ class Guard:
                 )
                 return
         await self.app(scope, receive, send)
+
+
+def _is_dashboard(path: str) -> bool:
+    return path == "/ui" or path.startswith("/ui/")
 
 
 async def _refuse(send: Send, status: int, message: str) -> None:

@@ -115,6 +115,15 @@ class UsageLedger(SqliteStore):
         totals["workspaces"] = int(row[6])
         return totals
 
+    def today_by_workspace(self) -> dict[str, dict[str, object]]:
+        """Today's totals of each workspace used today (the dashboard's overview)."""
+        today = self._today().isoformat()
+        with self._transaction() as db:
+            rows = db.execute(
+                f"SELECT workspace, {_SUMS} FROM usage WHERE day = ? GROUP BY workspace", (today,)
+            ).fetchall()
+        return {str(row[0]): _totals(row[1:], day=today) for row in rows}
+
     def spent_today(self, workspace: str | None = None) -> float:
         """Today's cost in USD, of one workspace or of all (for the daily budgets)."""
         where, args = "WHERE day = ?", [self.today().isoformat()]

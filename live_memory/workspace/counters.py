@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from live_memory.agent import QuestionOutcome
+from live_memory.agent import QuestionOutcome, activity
+from live_memory.config import constants as C
 from live_memory.memory import CommitOutcome
 from live_memory.providers import Usage
 
@@ -31,6 +32,10 @@ class WorkspaceCounters:
     keep_warm_pings: int = 0
     keep_warm_cost_usd: float = 0.0
     last_ping_at: float | None = None
+    recent_questions: list[dict[str, object]] = field(default_factory=list)
+    """The last DASHBOARD_RECENT_QUESTIONS questions' trailer figures (the dashboard's)."""
+    compaction_log: list[dict[str, object]] = field(default_factory=list)
+    """The last DASHBOARD_COMPACTION_LOG compactions that landed (the dashboard's timeline)."""
 
     def add_usage(self, usage: Usage, cost: float | None) -> None:
         self.input += usage.input_tokens
@@ -45,6 +50,15 @@ class WorkspaceCounters:
         self.commits[decision] = self.commits.get(decision, 0) + 1
         self.add_usage(outcome.loop.usage + outcome.summary_usage, outcome.cost_usd)
         self.last_question_at = time.time()
+        activity.append_bounded(
+            self.recent_questions,
+            activity.question_record(outcome, decision, self.last_question_at),
+            C.DASHBOARD_RECENT_QUESTIONS,
+        )
+        if outcome.compacted and decision != "race_dropped":
+            activity.append_bounded(
+                self.compaction_log, activity.compaction_record(outcome), C.DASHBOARD_COMPACTION_LOG
+            )
 
     def record_ping(self, usage: Usage, cost: float | None) -> None:
         self.add_usage(usage, cost)
@@ -60,4 +74,10 @@ class WorkspaceCounters:
         known = {k: v for k, v in state.items() if k in cls.__dataclass_fields__}
         counters = cls(**known)
         counters.commits = {**cls().commits, **counters.commits}
+        counters.recent_questions = activity.records_from_state(
+            counters.recent_questions, C.DASHBOARD_RECENT_QUESTIONS
+        )
+        counters.compaction_log = activity.records_from_state(
+            counters.compaction_log, C.DASHBOARD_COMPACTION_LOG
+        )
         return counters

@@ -55,6 +55,7 @@ Responder = Callable[[Recorded], Reply]
 DEFAULT_REPLY = Text("This is the fake provider's answer.")
 _OPENAI_CACHE_STEP = 128
 _DEEPSEEK_CACHE_STEP = 64
+HOLD_MAX_S = 120.0  # a held reply is sent anyway after this (a test that forgot to release)
 
 _HOLD_LIMIT_S = 120.0  # a held reply is released by then even if a test forgot to
 
@@ -85,6 +86,7 @@ class FakeProvider(ServedFake):
         self._stats = CacheStats()
         self._generation = 0  # bumped by reset(), so a reply delayed across it is dropped
         self._ids = itertools.count(1)
+        self._hold: threading.Event | None = None
         super().__init__(self._app(), "fake provider")
 
     @property
@@ -151,9 +153,20 @@ class FakeProvider(ServedFake):
         with self._cond:
             return len(self._script)
 
-    def reset(self) -> None:
-        """Forget the script, responder, recorded requests, cache and stats."""
+    def hold(self) -> threading.Event:
+        """Hold every reply from now on until the returned event is set (or `reset()`), so
+        a question stays in flight exactly as long as a test needs."""
+        gate = threading.Event()
         with self._cond:
+            self._hold = gate
+        return gate
+
+    def reset(self) -> None:
+        """Forget the script, responder, recorded requests, cache and stats; release a hold."""
+        with self._cond:
+            if self._hold is not None:
+                self._hold.set()
+                self._hold = None
             self._script.clear()
             self._responder = None
             self._requests.clear()
@@ -263,6 +276,13 @@ class FakeProvider(ServedFake):
                 self._cond.notify_all()
 
     async def _decide_reply(self, recorded: Recorded) -> Text | ToolUse | Response:
+        with self._cond:
+            gate = self._hold
+        if gate is not None:
+            await asyncio.to_thread(gate.wait, HOLD_MAX_S)
+            with self._cond:
+                if self._hold is gate:
+                    self._hold = None
         with self._cond:
             scripted = self._script.popleft() if self._script else None
             responder = self._responder

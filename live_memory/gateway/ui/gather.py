@@ -1,0 +1,131 @@
+"""The dashboard's data, fetched through the service: health, actor inventory, usage ledger,
+and `InspectWorkspace` messages to live workspaces. Passivated workspaces are read from
+their snapshots, so looking at the dashboard never activates or keeps alive a workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import Future
+from pathlib import Path
+
+from live_memory.actors import ListWorkspaces, Route
+from live_memory.actors.inspection import InspectWorkspace, snapshot_detail
+from live_memory.config import constants as C
+from live_memory.errors import LiveMemoryError, UnknownWorkspace
+from live_memory.gateway.bridge import wait_reply
+from live_memory.gateway.service import LiveMemoryService
+from live_memory.hygiene import redact_secrets
+
+__all__ = ["active_roots", "actor_rows", "overview", "workspace_page"]
+
+logger = logging.getLogger(__name__)
+
+Row = dict[str, object]
+
+
+async def active_roots(service: LiveMemoryService) -> list[str]:
+    reply: Future[list[str]] = Future()
+    service.gateway.tell(ListWorkspaces(reply))
+    return await wait_reply(reply, C.EDGE_REPLY_TIMEOUT_S)
+
+
+async def _inspect(service: LiveMemoryService, root: str, *, detail: bool, query: str) -> Row:
+    reply: Future[Row] = Future()
+    message = InspectWorkspace(detail, query, reply)
+    service.gateway.tell(Route(root, message, activate_unknown=False))
+    return await wait_reply(reply, C.EDGE_REPLY_TIMEOUT_S)
+
+
+def _passivated_row(service: LiveMemoryService, root: Path) -> Row:
+    try:
+        mtime: float | None = service.store.path_for(root).stat().st_mtime
+    except OSError:
+        mtime = None
+    return {"workspace": str(root), "state": "passivated", "last_activity_at": mtime}
+
+
+def actor_rows(service: LiveMemoryService) -> list[Row]:
+    """The actor inventory, with stuck actors flagged and error text redacted."""
+    rows: list[Row] = []
+    for actor in service.actors():
+        busy = actor.get("busy_s")
+        error = actor.get("last_error")
+        rows.append(
+            actor
+            | {
+                "stuck": isinstance(busy, int | float) and busy >= C.DASHBOARD_STUCK_ACTOR_S,
+                "last_error": redact_secrets(error)[0] if isinstance(error, str) else None,
+            }
+        )
+    return rows
+
+
+async def overview(service: LiveMemoryService) -> Row:
+    health = await service.health()
+    active = await active_roots(service)
+    known = await asyncio.to_thread(service.store.known_roots)
+    today = await asyncio.to_thread(service.stores.usage.today_by_workspace)
+    looks = await asyncio.gather(
+        *(_inspect(service, root, detail=False, query="") for root in active),
+        return_exceptions=True,
+    )
+    rows: list[Row] = []
+    for root, look in zip(active, looks, strict=True):
+        if isinstance(look, BaseException):  # passivated meanwhile, or failing: still listed
+            logger.debug("dashboard: %s did not answer: %s", root, look)
+            rows.append({"workspace": root, "state": "active"})
+        else:
+            rows.append(look)
+    live = set(active)
+    rest = [root for root in known if str(root) not in live]
+    for path in rest[: max(C.DASHBOARD_MAX_WORKSPACES - len(rows), 0)]:
+        rows.append(await asyncio.to_thread(_passivated_row, service, path))
+    for row in rows:
+        row["today"] = today.get(str(row["workspace"]))
+    actors = actor_rows(service)
+    queues = {
+        "mailboxes": sum(int(str(a.get("mailbox_depth", 0))) for a in actors),
+        "questions_pending": sum(_queue(r, "pending") for r in rows),
+        "questions_in_flight": sum(_queue(r, "in_flight") for r in rows),
+        "transcripts": health.get("transcripts"),
+    }
+    return {
+        "health": health,
+        "workspaces": rows,
+        "workspaces_known": len(live | {str(r) for r in known}),
+        "queues": queues,
+        "actors": len(actors),
+        "stuck_actors": sum(1 for a in actors if a["stuck"]),
+    }
+
+
+def _queue(row: Row, key: str) -> int:
+    queue = row.get("queue")
+    value = queue.get(key, 0) if isinstance(queue, dict) else 0
+    return value if isinstance(value, int) else 0
+
+
+async def workspace_page(service: LiveMemoryService, root: str, query: str) -> Row:
+    """A workspace's page data. Raises UnknownWorkspace for a root with no memory."""
+    if root in await active_roots(service):
+        try:
+            body = await _inspect(service, root, detail=True, query=query)
+        except UnknownWorkspace:
+            body = None
+        if body is not None:
+            return body | await _usage(service, root)
+    state = await asyncio.to_thread(service.store.load, Path(root))
+    if state is None:
+        raise UnknownWorkspace(f"no memory for workspace {root}")
+    try:
+        body = snapshot_detail(root, state, query)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise LiveMemoryError(f"the snapshot of {root} is malformed: {exc}") from None
+    return body | await _usage(service, root)
+
+
+async def _usage(service: LiveMemoryService, root: str) -> Row:
+    days = await asyncio.to_thread(service.stores.usage.by_day, C.DASHBOARD_DAYS, root)
+    return {"by_day": days}
