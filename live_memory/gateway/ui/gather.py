@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from live_memory.gateway.bridge import wait_reply
 from live_memory.gateway.service import LiveMemoryService
 from live_memory.hygiene import redact_secrets
 
-__all__ = ["active_roots", "actor_rows", "overview", "workspace_page"]
+__all__ = ["active_roots", "actor_rows", "mark_actors", "overview", "workspace_page"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,15 +48,20 @@ def _passivated_row(service: LiveMemoryService, root: Path) -> Row:
 
 
 def actor_rows(service: LiveMemoryService) -> list[Row]:
-    """The actor inventory, with stuck actors flagged and error text redacted."""
+    return mark_actors(service.actors(), C.DASHBOARD_STUCK_ACTOR_S)
+
+
+def mark_actors(inventory: Iterable[Row], stuck_after_s: float) -> list[Row]:
+    """The actor inventory, each flagged stuck when busy on one message for `stuck_after_s`
+    or more, its error text redacted."""
     rows: list[Row] = []
-    for actor in service.actors():
+    for actor in inventory:
         busy = actor.get("busy_s")
         error = actor.get("last_error")
         rows.append(
             actor
             | {
-                "stuck": isinstance(busy, int | float) and busy >= C.DASHBOARD_STUCK_ACTOR_S,
+                "stuck": isinstance(busy, int | float) and busy >= stuck_after_s,
                 "last_error": redact_secrets(error)[0] if isinstance(error, str) else None,
             }
         )

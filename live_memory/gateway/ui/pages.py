@@ -32,14 +32,14 @@ __all__ = ["build_ui_routes"]
 _HERE = Path(__file__).parent
 _HEADERS = {
     # Our own files only, no inline script; nobody may frame us (a framed confirmation
-    # button could be clicked by a foreign page); nothing is cached or leaked in a Referer.
+    # button could be clicked by a foreign page); nothing is cached, no Referer leaves us.
     "content-security-policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
         "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "x-frame-options": "DENY",
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",  # no-referrer would make form POSTs send Origin: null
     "cache-control": "no-store",
 }
 ACTIONS = {

@@ -55,7 +55,7 @@ Responder = Callable[[Recorded], Reply]
 DEFAULT_REPLY = Text("This is the fake provider's answer.")
 _OPENAI_CACHE_STEP = 128
 _DEEPSEEK_CACHE_STEP = 64
-HOLD_MAX_S = 120.0  # a held reply is sent anyway after this (a test that forgot to release)
+HOLD_MAX_S = 600.0  # a held reply is sent anyway after this (a test that forgot to release)
 
 _HOLD_LIMIT_S = 120.0  # a held reply is released by then even if a test forgot to
 
