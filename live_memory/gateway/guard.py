@@ -129,7 +129,10 @@ class Guard:
                 cookie = b"; ".join(headers.get(b"cookie", [])).decode("latin-1")
                 if self.dashboard is None or not self.dashboard.session_valid(cookie_value(cookie)):
                     await _refuse(
-                        send, 401, "not logged in: run `live-memory dashboard` for a login link"
+                        send,
+                        401,
+                        "not logged in (LIVE_MEMORY_TOKEN is set): "
+                        "run `live-memory dashboard` for a login link",
                     )
                     return
         # A form on one of this server's own pages (the dashboard) proves where it comes from

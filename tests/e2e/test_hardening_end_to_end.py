@@ -59,12 +59,21 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/api/import"),
     ("GET", "/api/banner"),
     ("GET", "/config"),
+    ("GET", "/ui"),
+    ("GET", "/ui/workspace"),
+    ("GET", "/ui/actors"),
+    ("GET", "/ui/actors/rows"),
+    ("GET", "/ui/login"),
+    ("POST", "/ui/login-link"),
+    ("GET", "/ui/confirm"),
+    ("POST", "/ui/action"),
     ("POST", "/notify"),
     ("POST", "/mcp"),
     ("GET", "/mcp"),
     ("DELETE", "/mcp"),
 )
-GUARDED = tuple(route for route in ROUTES if route[1] != "/health")
+GUARDED = tuple(route for route in ROUTES if route[1] not in ("/health", "/ui/login"))
+"""/ui/login is open like /health: it checks its own one-time link (the dashboard's tests)."""
 
 
 # --- fixtures and helpers -------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The dashboard's data, fetched through the service: health, actor inventory, usage ledger,
-and `InspectWorkspace` messages to live workspaces. Passivated workspaces are read from
-their snapshots, so looking at the dashboard never activates or keeps alive a workspace.
+and `InspectWorkspace` messages to live workspaces. Passivated workspaces (those used within
+DASHBOARD_DAYS, from the usage ledger, whose snapshot exists) are read from their snapshots,
+so looking at the dashboard never activates or keeps alive a workspace.
 """
 
 from __future__ import annotations
@@ -39,11 +40,12 @@ async def _inspect(service: LiveMemoryService, root: str, *, detail: bool, query
     return await wait_reply(reply, C.EDGE_REPLY_TIMEOUT_S)
 
 
-def _passivated_row(service: LiveMemoryService, root: Path) -> Row:
+def _passivated_row(service: LiveMemoryService, root: Path) -> Row | None:
+    """A recently used workspace that is not active: listed while its snapshot exists."""
     try:
-        mtime: float | None = service.store.path_for(root).stat().st_mtime
-    except OSError:
-        mtime = None
+        mtime = service.store.path_for(root).stat().st_mtime
+    except OSError:  # emptied, or never saved: nothing to look at
+        return None
     return {"workspace": str(root), "state": "passivated", "last_activity_at": mtime}
 
 
@@ -71,7 +73,9 @@ def mark_actors(inventory: Iterable[Row], stuck_after_s: float) -> list[Row]:
 async def overview(service: LiveMemoryService) -> Row:
     health = await service.health()
     active = await active_roots(service)
-    known = await asyncio.to_thread(service.store.known_roots)
+    known = await asyncio.to_thread(
+        service.stores.usage.recent_workspaces, C.DASHBOARD_DAYS, C.DASHBOARD_MAX_WORKSPACES
+    )
     today = await asyncio.to_thread(service.stores.usage.today_by_workspace)
     looks = await asyncio.gather(
         *(_inspect(service, root, detail=False, query="") for root in active),
@@ -85,9 +89,11 @@ async def overview(service: LiveMemoryService) -> Row:
         else:
             rows.append(look)
     live = set(active)
-    rest = [root for root in known if str(root) not in live]
+    rest = [Path(root) for root in known if root not in live]
     for path in rest[: max(C.DASHBOARD_MAX_WORKSPACES - len(rows), 0)]:
-        rows.append(await asyncio.to_thread(_passivated_row, service, path))
+        row = await asyncio.to_thread(_passivated_row, service, path)
+        if row is not None:
+            rows.append(row)
     for row in rows:
         row["today"] = today.get(str(row["workspace"]))
     actors = actor_rows(service)
@@ -100,7 +106,7 @@ async def overview(service: LiveMemoryService) -> Row:
     return {
         "health": health,
         "workspaces": rows,
-        "workspaces_known": len(live | {str(r) for r in known}),
+        "workspaces_known": len(live | set(known)),
         "queues": queues,
         "actors": len(actors),
         "stuck_actors": sum(1 for a in actors if a["stuck"]),

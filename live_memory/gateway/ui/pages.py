@@ -11,14 +11,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
-from jinja2 import Environment, FileSystemLoader
+from jinja2 import ChainableUndefined, Environment, FileSystemLoader
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from live_memory.agent.spend import utc_today
 from live_memory.config import constants as C
 from live_memory.errors import InputError, LiveMemoryError, UnknownWorkspace
 from live_memory.gateway.body import read_body
@@ -26,6 +25,7 @@ from live_memory.gateway.json_response import ORJSONResponse
 from live_memory.gateway.service import LiveMemoryService
 from live_memory.gateway.ui import charts, gather
 from live_memory.gateway.ui.auth import DashboardAuth, cookie_value
+from live_memory.knowledge.usage import utc_today
 
 __all__ = ["build_ui_routes"]
 
@@ -86,7 +86,12 @@ def _pct(value: object) -> str:
 
 
 def _templates() -> Jinja2Templates:
-    env = Environment(loader=FileSystemLoader(_HERE / "templates"), autoescape=True)
+    # Chainable: a figure another part of the server stops reporting renders as "—", not a 500.
+    env = Environment(
+        loader=FileSystemLoader(_HERE / "templates"),
+        autoescape=True,
+        undefined=ChainableUndefined,
+    )
     templates = Jinja2Templates(env=env)
     templates.env.filters.update(tokens=_tokens, usd=_usd, pct=_pct, clock=_clock)
     return templates
@@ -141,7 +146,7 @@ def build_ui_routes(auth: DashboardAuth, reload: Reload) -> list[BaseRoute]:
         )
         days = data.get("by_day")
         bars = charts.day_bars(
-            days if isinstance(days, list) else [], C.DASHBOARD_DAYS, utc_today().date()
+            days if isinstance(days, list) else [], C.DASHBOARD_DAYS, utc_today()
         )
         return page(
             request,
@@ -215,10 +220,9 @@ def build_ui_routes(auth: DashboardAuth, reload: Reload) -> list[BaseRoute]:
         )
 
     async def act(request: Request) -> Response:
+        # Refusals are JSON, like the Guard's: whoever is refused is not one of our pages.
         if not _same_origin(request):
-            return problem(
-                request, 403, "Refused", "Actions are only taken from this dashboard's own pages."
-            )
+            return _refused(403, "actions are only taken from this dashboard's own pages")
         try:
             raw = await read_body(
                 request.receive,
@@ -226,12 +230,12 @@ def build_ui_routes(auth: DashboardAuth, reload: Reload) -> list[BaseRoute]:
                 service_of(request).settings,
             )
         except LiveMemoryError as exc:
-            return problem(request, 400, "Bad form", str(exc))
+            return _refused(400, str(exc))
         if len(raw) > C.DASHBOARD_FORM_MAX_BYTES:
-            return problem(request, 413, "Form too large", "This is not one of our forms.")
+            return _refused(413, "this is not one of the dashboard's forms (too large)")
         form = {k: v[0] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
         if not auth.csrf_ok(session_of(request), form.get("csrf", "")):
-            return problem(request, 403, "Refused", "The form's token is missing or stale.")
+            return _refused(403, "the form's CSRF token is missing or stale; reload the page")
         action, root = form.get("action", ""), form.get("root", "")
         service = service_of(request)
         try:
@@ -257,6 +261,12 @@ def build_ui_routes(auth: DashboardAuth, reload: Reload) -> list[BaseRoute]:
         Route("/ui/action", act, methods=["POST"]),
         Mount("/ui/static", StaticFiles(directory=_HERE / "static"), name="ui-static"),
     ]
+
+
+def _refused(status: int, message: str) -> Response:
+    response = ORJSONResponse({"error": message}, status)
+    response.headers.update(_HEADERS)
+    return response
 
 
 def _same_origin(request: Request) -> bool:
