@@ -6,12 +6,12 @@ from __future__ import annotations
 from datetime import date
 
 from live_memory.actors.inspection import fact_rows, file_rows, snapshot_detail
-from live_memory.actors.workspace_stats import WorkspaceCounters
 from live_memory.agent.activity import append_bounded, question_preview, records_from_state
 from live_memory.config import constants as C
 from live_memory.gateway.ui.charts import BAR_WIDTH, day_bars, window_bar
 from live_memory.gateway.ui.gather import mark_actors
 from live_memory.memory.model import FileContext, LedgerFact
+from live_memory.workspace import WorkspaceCounters
 
 SHA = "ab" * 32
 
