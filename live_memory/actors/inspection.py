@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from live_memory.actors.runtime import Promise
 from live_memory.actors.workspace_stats import prefix_tokens, workspace_stats
@@ -20,8 +20,8 @@ from live_memory.hygiene import redact_secrets
 from live_memory.memory.model import FileContext, LedgerFact
 from live_memory.workspace import WorkspaceCounters
 
-if TYPE_CHECKING:
-    from live_memory.actors.workspace import WorkspaceActor
+WorkspaceActor = Any
+"""The workspace shell (not imported: it imports this module); read: state, services, root."""
 
 __all__ = ["InspectWorkspace", "fact_rows", "file_rows", "inspect_workspace", "snapshot_detail"]
 
