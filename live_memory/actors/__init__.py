@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from live_memory.actors.fork import ForkActor, ForkCancelled
 from live_memory.actors.gateway import AttachWatcher, GatewayActor, SweepIdle
+from live_memory.actors.inspection import InspectWorkspace, snapshot_detail
 from live_memory.actors.keep_warm import KeepWarmActor, KeepWarmConfig
 from live_memory.actors.message import (
     Answer,
@@ -53,6 +54,7 @@ __all__ = [
     "GatewayActor",
     "GetStats",
     "ImportFacts",
+    "InspectWorkspace",
     "KeepWarmActor",
     "KeepWarmConfig",
     "KeepWarmTick",
@@ -66,4 +68,5 @@ __all__ = [
     "UpdateServices",
     "WatchdogActor",
     "WorkspaceActor",
+    "snapshot_detail",
 ]

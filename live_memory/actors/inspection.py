@@ -17,7 +17,7 @@ from live_memory.actors.runtime import Promise
 from live_memory.actors.workspace_stats import prefix_tokens, workspace_stats
 from live_memory.config import constants as C
 from live_memory.hygiene import redact_secrets
-from live_memory.memory.model import FileContext, LedgerFact
+from live_memory.memory import FileContext, LedgerFact
 from live_memory.workspace import WorkspaceCounters
 
 WorkspaceActor = Any

@@ -12,8 +12,7 @@ from collections.abc import Iterable
 from concurrent.futures import Future
 from pathlib import Path
 
-from live_memory.actors import ListWorkspaces, Route
-from live_memory.actors.inspection import InspectWorkspace, snapshot_detail
+from live_memory.actors import InspectWorkspace, ListWorkspaces, Route, snapshot_detail
 from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError, UnknownWorkspace
 from live_memory.gateway.bridge import wait_reply

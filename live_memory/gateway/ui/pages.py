@@ -25,7 +25,7 @@ from live_memory.gateway.json_response import ORJSONResponse
 from live_memory.gateway.service import LiveMemoryService
 from live_memory.gateway.ui import charts, gather
 from live_memory.gateway.ui.auth import DashboardAuth, cookie_value
-from live_memory.knowledge.usage import utc_today
+from live_memory.knowledge import utc_today
 
 __all__ = ["build_ui_routes"]
 
