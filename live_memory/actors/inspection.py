@@ -48,8 +48,8 @@ def inspect_workspace(actor: WorkspaceActor, message: InspectWorkspace) -> None:
 def _summary(actor: WorkspaceActor) -> Row:
     state = actor.state
     window, counters = state.window, state.counters
-    used = window.estimated_tokens()
     max_tokens = actor.services.max_context_tokens
+    used = window.next_prompt_tokens(max_tokens)
     idle_s = time.monotonic() - state.last_activity
     return {
         "workspace": actor.root,

@@ -29,8 +29,8 @@ def workspace_stats(actor: StatsHost) -> dict[str, object]:
     state, services = actor.state, actor.services
     window, counters = state.window, state.counters
     settings = services.settings
-    used = window.estimated_tokens()
     max_tokens = services.max_context_tokens
+    used = window.next_prompt_tokens(max_tokens)
     prompt = counters.input
     return {
         "workspace": actor.root,

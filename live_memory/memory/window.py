@@ -390,11 +390,26 @@ class Window:
         delta or, once the deltas would pass `share` of the window, re-freeze instead (one
         current frozen block is cheaper than many superseded copies of a file). True when it
         re-froze. The shell decides when to call it (in place of `sync_deltas`)."""
-        if self.frozen is not None and self.delta_share(max_context_tokens) > share:
+        if self.would_refreeze(max_context_tokens, share):
             self.freeze()
             return True
         self.sync_deltas()
         return False
+
+    def would_refreeze(
+        self, max_context_tokens: int, share: float = C.DELTA_REFREEZE_SHARE
+    ) -> bool:
+        """Whether `refresh` would re-freeze now rather than append the pending delta."""
+        return self.frozen is not None and self.delta_share(max_context_tokens) > share
+
+    def next_prompt_tokens(
+        self, max_context_tokens: int, share: float = C.DELTA_REFREEZE_SHARE
+    ) -> int:
+        """Tokens of the next question's prompt under `refresh`'s rule: as it stands, or
+        re-frozen when the deltas have passed `share` (what /stats reports as used)."""
+        if self.would_refreeze(max_context_tokens, share):
+            return self.refrozen_tokens()
+        return self.estimated_tokens()
 
     def append_qa(self, question: str, answer: str) -> None:
         self._history.extend(

@@ -407,3 +407,19 @@ def test_known_hashes_lists_only_current_files() -> None:
     window.mark_stale("b.py")
     window.mark_deleted("c.py")
     assert window.known_hashes() == {"a.py": sha("a")}
+
+
+def test_the_reported_budget_follows_the_refresh_rule_past_the_delta_share() -> None:
+    window = Window(ROOT)
+    window.freeze()
+    for version in "abc":  # three edits of one file: three copies in the deltas, one refrozen
+        observe(window, "big.py", version * 40_000)
+        window.refresh(1_000_000)
+    max_tokens = 100_000  # 30k tokens of deltas pass a quarter of it: the next question re-freezes
+    assert window.would_refreeze(max_tokens)
+    assert window.next_prompt_tokens(max_tokens) == window.refrozen_tokens()
+    assert window.next_prompt_tokens(max_tokens) < window.estimated_tokens()
+    window.refresh(max_tokens)
+    assert window.estimated_tokens() == window.refrozen_tokens()
+    assert not window.would_refreeze(max_tokens)
+    assert window.next_prompt_tokens(max_tokens) == window.estimated_tokens()
