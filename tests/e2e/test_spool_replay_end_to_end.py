@@ -41,6 +41,13 @@ def _drained(spool: Path) -> None:
         time.sleep(0.05)
 
 
+def _make_known(data: Path, fake: FakeProvider, repo: Path) -> None:
+    """Give `repo` a snapshot, as a session before the outage would have: notifications for a
+    workspace the server has never known create nothing, spooled or not."""
+    with ServerProcess(data, provider_env(fake, "anthropic")) as server:
+        _prompt_of_an_answer(server, fake, repo)
+
+
 def _prompt_of_an_answer(server: ServerProcess, fake: FakeProvider, repo: Path) -> str:
     before = len(fake.requests)
     fake.responder = lambda recorded: Text("noted")  # answers, and summaries of the transcript
@@ -54,6 +61,7 @@ def test_a_spool_left_in_the_data_dir_is_replayed_at_start_in_order(
     fake: FakeProvider, repo: Path, tmp_path: Path
 ) -> None:
     data = tmp_path / "data"
+    _make_known(data, fake, repo)
     spool = _spool(
         data / "spool",
         _write(repo, "version one"),
@@ -75,6 +83,7 @@ def test_a_session_naming_its_spool_gets_it_replayed_now_and_at_every_start(
     transcript = tmp_path / "session.jsonl"
     shutil.copy(TRANSCRIPT, transcript)
     enqueue = {"cwd": str(repo), "session_id": "s-1", "transcript_path": str(transcript)}
+    _make_known(data, fake, repo)
     spool = _spool(
         plugin_data / "spool",
         _write(repo, "written while the server was down"),

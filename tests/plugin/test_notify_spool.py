@@ -10,8 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.e2e.conftest import provider_env
 from tests.plugin.capture_server import CaptureServer, Seen, closed_port
 from tests.plugin.conftest import SCRIPT_TIMEOUT_S, SCRIPTS, HookWorld, hook_payloads, run_script
+from tests.support.fakes import FakeProvider, Text
 from tests.support.server_process import ServerProcess, free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -134,6 +136,19 @@ def test_edits_made_while_the_real_server_is_down_are_in_its_memory_after_it_sta
 ) -> None:
     port = free_port()
     subprocess.run(["git", "init", "-q", str(world.project)], check=True, timeout=30)
+    # A session before the outage made the workspace known (a snapshot): notifications for a
+    # workspace the server has never known create nothing, spooled or not.
+    with (
+        FakeProvider() as fake,
+        ServerProcess(
+            tmp_path / "server-data", provider_env(fake, "anthropic"), port=port
+        ) as server,
+    ):
+        fake.responder = lambda recorded: Text("known")
+        asked = server.request(
+            "POST", "/api/ask", json={"question": "hello?", "cwd": str(world.project)}
+        )
+        assert asked.status_code == 200, asked.text
     write = hook_payloads(world.project)["PostToolUse(Write)"]
     for name in ("a.txt", "b.txt"):
         (world.project / name).write_text(f"{name} written while the server was down\n")
