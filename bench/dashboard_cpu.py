@@ -74,10 +74,8 @@ def main() -> None:
                 browser.quit()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    share = 100.0 / args.window_s
-    print(
-        f"page closed:        {closed:.3f} s CPU in {args.window_s:.0f} s = {closed * share:.2f} %"
-    )
+    share, window = 100.0 / args.window_s, f"{args.window_s:.0f} s"
+    print(f"page closed:        {closed:.3f} s CPU in {window} = {closed * share:.2f} %")
     print(
         f"one page polling:   {polling:.3f} s CPU in {window} = "
         f"{polling * share:.2f} % (the page adds {(polling - closed) * share:.2f} % of a core)"
