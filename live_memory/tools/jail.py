@@ -79,7 +79,8 @@ def resolve_in_root(root: Path, user_path: str) -> Path:
     return Path(_jail(os.path.realpath(root), user_path))
 
 
-def _jail(real_root: str, user_path: str) -> str:
+def _check_text(user_path: object) -> None:
+    """Refuse what is not a path string the filesystem can take (before any resolution)."""
     if not isinstance(user_path, str):
         raise PathOutsideWorkspace(f"path must be a string, got {type(user_path).__name__}")
     if "\x00" in user_path:
@@ -90,6 +91,10 @@ def _jail(real_root: str, user_path: str) -> str:
         raise PathOutsideWorkspace(
             f"path {user_path!r} cannot be encoded for this filesystem"
         ) from None
+
+
+def _jail(real_root: str, user_path: str) -> str:
+    _check_text(user_path)
     candidate = user_path if os.path.isabs(user_path) else os.path.join(real_root, user_path)
     try:
         resolved = _realpath_fixed_point(candidate)
@@ -242,16 +247,7 @@ def _refusal(shown: str, *, git: bool) -> UnreadableFile:
 
 def _lexical(real_root: str, user_path: str) -> str:
     """The user's path relative to the root, by name only (the open confines it)."""
-    if not isinstance(user_path, str):
-        raise PathOutsideWorkspace(f"path must be a string, got {type(user_path).__name__}")
-    if "\x00" in user_path:
-        raise PathOutsideWorkspace("path contains a NUL byte")
-    try:
-        os.fsencode(user_path)
-    except UnicodeError:
-        raise PathOutsideWorkspace(
-            f"path {user_path!r} cannot be encoded for this filesystem"
-        ) from None
+    _check_text(user_path)
     if not os.path.isabs(user_path):
         return user_path
     if _is_within(os.path.normpath(user_path), real_root):
