@@ -17,7 +17,7 @@ from live_memory.actors.runtime import Promise
 from live_memory.actors.workspace_stats import prefix_tokens, workspace_stats
 from live_memory.config import constants as C
 from live_memory.hygiene import redact_secrets
-from live_memory.memory import FileContext, LedgerFact
+from live_memory.memory import FileContext, LedgerFact, facts_from_state
 from live_memory.workspace import WorkspaceCounters
 
 WorkspaceActor = Any
@@ -149,15 +149,7 @@ def snapshot_detail(root: str, state: Mapping[str, Any], query: str) -> Row:
     Raises KeyError/TypeError/ValueError on a malformed snapshot.
     """
     counters = WorkspaceCounters.from_state(state.get("counters") or {})
-    facts = [
-        LedgerFact(
-            str(item["text"]),
-            tuple((str(p), str(h)) for p, h in item.get("sources", [])),
-            str(item.get("category", "architecture")),
-            bool(item.get("stale", False)),
-        )
-        for item in state.get("ledger", [])
-    ]
+    facts = facts_from_state(state)
     files = [
         FileContext(str(f["path"]), str(f["sha256"]), int(f["size"]), "read", f["state"])
         for f in state.get("files", [])

@@ -23,7 +23,7 @@ from live_memory.memory.layout import (
 )
 from live_memory.memory.ledger import attribute_facts, parse_fact_lines, render_ledger
 from live_memory.memory.model import FileContext, LedgerFact, Turn
-from live_memory.memory.persist import window_from_state, window_to_state
+from live_memory.memory.persist import facts_from_state, window_from_state, window_to_state
 from live_memory.memory.preload import preload
 from live_memory.memory.snapshot_store import SnapshotStore
 from live_memory.memory.window import Window
@@ -45,6 +45,7 @@ __all__ = [
     "build_request",
     "chunk_turns",
     "decide_commit",
+    "facts_from_state",
     "held_bytes_cap",
     "needs_compaction",
     "parse_fact_lines",

@@ -59,15 +59,7 @@ def window_from_state(
         hashes[path] = current_hash(path)
         if hashes[path] == item["sha256"]:
             window.files[path] = FileContext(path, item["sha256"], int(item["size"]), "read")
-    facts = [
-        LedgerFact(
-            str(item["text"]),
-            tuple((str(p), str(h)) for p, h in item.get("sources", [])),
-            str(item.get("category", "architecture")),
-            bool(item.get("stale", False)),
-        )
-        for item in state.get("ledger", [])
-    ]
+    facts = facts_from_state(state)
     for fact in facts:
         for path, _ in fact.sources:
             if path not in hashes:
@@ -81,3 +73,19 @@ def window_from_state(
     window.files = {p: replace(f, last_used=i) for i, (p, f) in enumerate(window.files.items())}
     window.clock = len(window.files)
     return window
+
+
+def facts_from_state(state: Mapping[str, Any]) -> list[LedgerFact]:
+    """The ledger facts a snapshot holds, as written (no re-validation against the disk).
+
+    Raises KeyError/TypeError/ValueError on a malformed snapshot.
+    """
+    return [
+        LedgerFact(
+            str(item["text"]),
+            tuple((str(p), str(h)) for p, h in item.get("sources", [])),
+            str(item.get("category", "architecture")),
+            bool(item.get("stale", False)),
+        )
+        for item in state.get("ledger", [])
+    ]
