@@ -10,6 +10,13 @@ from live_memory.agent.question import (
     answer_question,
     clamp_answer_tokens,
 )
+from live_memory.agent.retrieval import (
+    Retrieval,
+    RetrievalPart,
+    Retriever,
+    append_retrieval,
+    retrieve_all,
+)
 from live_memory.agent.services import Services, Stores, build_services
 from live_memory.agent.summarizer import summarize
 
@@ -17,11 +24,16 @@ __all__ = [
     "SYSTEM_PROMPT",
     "QuestionJob",
     "QuestionOutcome",
+    "Retrieval",
+    "RetrievalPart",
+    "Retriever",
     "Services",
     "Stores",
     "answer_question",
+    "append_retrieval",
     "build_services",
     "clamp_answer_tokens",
+    "retrieve_all",
     "summarize",
     "tree_chars",
 ]

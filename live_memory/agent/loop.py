@@ -44,6 +44,9 @@ class LoopLimits:
     max_iterations: int = C.MAX_AGENT_ITERATIONS
     tool_result_token_budget: int = C.QUESTION_TOOL_RESULT_TOKEN_BUDGET
     cold_guard: bool = True
+    grounded: bool = False
+    """The retrieval delta already names where the question's subject is defined (the
+    symbol index covers it): the memory is not cold for this question."""
     cache_ttl: CacheTtl | None = None
     cache_min_tokens: int = 0
 
@@ -118,7 +121,7 @@ async def run_agent_loop(
     result = LoopResult(model=model)
     loop: list[Message] = []
     tools = toolbox.specs()
-    cold = limits.cold_guard and _is_cold(window)
+    cold = limits.cold_guard and not limits.grounded and _is_cold(window)
     tool_tokens = 0
     last_text = ""
     force_tool = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from live_memory.agent.compactor import CompactionReport, compact_window
 from live_memory.agent.loop import LoopLimits, LoopResult, run_agent_loop
 from live_memory.agent.prompt import SYSTEM_PROMPT
+from live_memory.agent.retrieval import Retrieval, Retriever, append_retrieval, retrieve_all
 from live_memory.agent.services import Services
 from live_memory.agent.trailer import format_trailer
 from live_memory.config import constants as C
@@ -41,6 +43,8 @@ class QuestionJob:
     cache_ttl: CacheTtl | None = None
     cache_min_tokens: int = 0
     """A cache breakpoint only where the prompt through it reaches this size."""
+    retrievers: tuple[Retriever, ...] = ()
+    """Asked once before the first model call; their lines become the retrieval delta."""
 
 
 @dataclass(slots=True)
@@ -74,6 +78,10 @@ async def answer_question(
     window = job.window
     report = CompactionReport()
     compacted = await compact_window(window, services, gate=job.gate, report=report)
+    retrieval = Retrieval()
+    if job.retrievers:
+        retrieval = await asyncio.to_thread(retrieve_all, job.retrievers, job.question, window)
+        append_retrieval(window, retrieval)
     remaining = max(job.soft_deadline - started, 0.0)
     turn = render_trailing_turn(
         job.question, Hints(remaining, job.max_answer_tokens, job.recently_modified)
@@ -83,6 +91,7 @@ async def answer_question(
         max_answer_tokens=job.max_answer_tokens,
         cache_ttl=job.cache_ttl,
         cache_min_tokens=job.cache_min_tokens,
+        grounded=retrieval.grounds,
     )
 
     async def attempt() -> LoopResult:

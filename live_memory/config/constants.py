@@ -323,3 +323,35 @@ DASHBOARD_SESSION_TTL_S: Final = 12 * 3600.0
 DASHBOARD_MAX_SESSIONS: Final = 32  # browser sessions held; the oldest is logged out first
 DASHBOARD_SESSION_COOKIE: Final = "lm_session"
 DASHBOARD_FORM_MAX_BYTES: Final = 8 * 1024  # an action's form body
+
+# --- retrieval delta and the structural symbol index (live_memory/index) --------------------
+# The per-question retrieval delta (facts and symbols together) appended before a question.
+RETRIEVAL_DELTA_MAX_CHARS: Final = 6_000
+# Source files bigger than this are listed as skipped, not parsed (generated/minified code).
+INDEX_MAX_FILE_BYTES: Final = 512 * 1024
+INDEX_MAX_FILES: Final = 200_000  # files one workspace's index holds; past it, no new files
+INDEX_MAX_DEFS_PER_FILE: Final = 400
+INDEX_MAX_REFS_PER_FILE: Final = 1_000  # distinct referenced names kept per file
+INDEX_SIGNATURE_MAX_CHARS: Final = 160
+INDEX_DOC_MAX_CHARS: Final = 120
+# The background pass: one dedicated thread for the whole server (never the actor pool), a
+# bounded slice of files per turn, then a pause so it uses at most this share of one core.
+INDEX_SLICE_FILES: Final = 64
+INDEX_SLICE_MAX_S: Final = 0.25
+INDEX_CPU_SHARE: Final = 0.5
+# Memory: a slice's parsed rows are written and dropped before the next; SQLite's page cache is
+# capped per database (KiB, as PRAGMA cache_size takes negative numbers).
+INDEX_SQLITE_CACHE_KIB: Final = 8_192
+INDEX_QUEUE_MAX: Final = 4_096  # incremental updates waiting for the index thread
+INDEX_MAX_OPEN_DATABASES: Final = 16  # least recently used workspace databases are closed
+# The core map in the stable prefix (after the directory tree): at most this share of the
+# window and this many characters; ranked by how many files reference each definition.
+CORE_MAP_SHARE: Final = 0.05
+CORE_MAP_MAX_CHARS: Final = 24_000
+CORE_MAP_CANDIDATES: Final = 2_000
+# The per-question symbol lookup: identifiers of the question looked up in the index.
+SYMBOL_LOOKUP_MAX_NAMES: Final = 12
+SYMBOL_LOOKUP_MAX_HITS: Final = 24
+SYMBOL_LOOKUP_PER_NAME: Final = 6
+FIND_SYMBOL_DEFAULT_LIMIT: Final = 50
+OUTLINE_MAX_ENTRIES: Final = 400

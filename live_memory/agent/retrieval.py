@@ -1,0 +1,106 @@
+"""The per-question retrieval delta: what the stores know about this question, appended once.
+
+Before a question's first model call, every retriever of the workspace (the symbol index, the
+fact store) is asked for the lines it holds about the question. The lines not already in the
+prompt are appended to the window's history as ONE observation turn (plus its ack) ahead of
+the question: append-only, so every earlier byte of the prompt stays a cached prefix, and what
+was retrieved stays in the window for later questions.
+
+A retriever is any object with `retrieve(question, seen)`; `seen(line)` says whether a line is
+already in the prompt (so nothing is sent twice). Retrievers run in a worker thread and must
+bound their own work; one that fails is logged and skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from live_memory.config import constants as C
+from live_memory.memory import Turn, Window
+
+__all__ = ["Retrieval", "RetrievalPart", "Retriever", "append_retrieval", "retrieve_all"]
+
+logger = logging.getLogger(__name__)
+
+RETRIEVAL_HEADING = "[retrieved for the next question from the workspace's stores]"
+RETRIEVAL_ACK = "Noted."
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalPart:
+    """One retriever's contribution: a heading and its lines, best first."""
+
+    heading: str
+    lines: tuple[str, ...]
+    grounds: bool = False
+    """The lines answer where the question's subject lives (definitions with path:line):
+    the cold guard counts such a part as grounding."""
+
+
+class Retriever(Protocol):
+    def retrieve(self, question: str, seen: Callable[[str], bool]) -> RetrievalPart | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    """What was appended for one question."""
+
+    parts: tuple[RetrievalPart, ...] = ()
+
+    @property
+    def lines(self) -> int:
+        return sum(len(p.lines) for p in self.parts)
+
+    @property
+    def grounds(self) -> bool:
+        return any(p.grounds and p.lines for p in self.parts)
+
+
+def _seen_in(window: Window) -> Callable[[str], bool]:
+    texts = [window.frozen or "", *(t.text for t in window.history)]
+    return lambda line: any(line in text for text in texts)
+
+
+def retrieve_all(retrievers: Sequence[Retriever], question: str, window: Window) -> Retrieval:
+    """Ask every retriever (in order); the parts with lines, within the delta's char cap."""
+    seen = _seen_in(window)
+    parts: list[RetrievalPart] = []
+    room = C.RETRIEVAL_DELTA_MAX_CHARS
+    for retriever in retrievers:
+        try:
+            part = retriever.retrieve(question, seen)
+        except Exception:  # a store failing must not fail the question
+            logger.exception("retriever %s failed", type(retriever).__name__)
+            continue
+        if part is None:
+            continue
+        kept: list[str] = []
+        for line in part.lines:
+            if len(line) + 1 > room:
+                break
+            kept.append(line)
+            room -= len(line) + 1
+        if kept:
+            parts.append(RetrievalPart(part.heading, tuple(kept), part.grounds))
+    return Retrieval(tuple(parts))
+
+
+def render_retrieval(retrieval: Retrieval) -> str:
+    blocks = [RETRIEVAL_HEADING]
+    for part in retrieval.parts:
+        blocks.append(f"## {part.heading}\n" + "\n".join(part.lines))
+    return "\n\n".join(blocks)
+
+
+def append_retrieval(window: Window, retrieval: Retrieval) -> bool:
+    """Append `retrieval` as one observation turn (plus ack); False when it is empty."""
+    if not retrieval.parts:
+        return False
+    text = render_retrieval(retrieval)
+    window.history.extend(
+        [Turn("user", "observation", text), Turn("assistant", "ack", RETRIEVAL_ACK)]
+    )
+    return True
