@@ -51,6 +51,12 @@ HARD_DEADLINE_MARGIN_S: Final = 15.0  # hard backstop = soft budget + margin (< 
 MAX_AGENT_ITERATIONS: Final = 25
 MIN_CALL_TIMEOUT_S: Final = 1.0  # never give one provider call less than this
 COLD_LEDGER_MAX_CHARS: Final = 40  # a ledger this short counts as "empty" for the cold guard
+GROUNDING_SEARCH_MAX_TERMS: Final = 3  # identifiers the guard's own search looks for
+GROUNDING_SEARCH_HEAD_LIMIT: Final = 40  # matching lines it shows the model
+GROUNDING_SEARCH_MAX_CHARS: Final = 6_000  # of search output put into the prompt
+TEXT_CALL_MAX_CHARS: Final = 64_000  # of a reply examined for a tool call written as text
+TEXT_CALL_MAX_CANDIDATES: Final = 8  # tag/fence bodies decoded per reply
+TEXT_CALL_MAX_PREAMBLE_CHARS: Final = 600  # prose allowed before a bare JSON call
 MAX_PENDING_QUESTIONS: Final = 32  # per workspace, waiting for admission
 DEFAULT_CONCURRENCY: Final = "parallel"
 DEFAULT_MAX_PARALLEL_QUERIES: Final = 4

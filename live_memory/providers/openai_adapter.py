@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
@@ -28,7 +28,7 @@ from live_memory.config import constants
 from live_memory.errors import ProviderBadResponse
 from live_memory.providers.endpoint import prompt_cache_retention_for
 from live_memory.providers.retry import DEFAULT_RETRY_POLICY, RetryPolicy, with_retries
-from live_memory.providers.text_tool_call import parse_arguments, tool_calls_from_text
+from live_memory.providers.text_tool_call import parse_arguments, read_text_reply
 from live_memory.providers.types import (
     ChatRequest,
     ChatResponse,
@@ -122,8 +122,7 @@ class OpenAIProvider:
             secrets=self._secrets,
             sleep=self._sleep,
         )
-        offered = {t.name for t in request.tools}
-        return _parse_completion(completion, request.model, offered, self._base_url)
+        return _parse_completion(completion, request.model, request.tools, self._base_url)
 
     def _client_for_this_loop(self) -> openai.AsyncOpenAI:
         # The server makes every call on its one I/O loop. A caller that runs each call in a
@@ -230,7 +229,7 @@ def _attempt_timeout(deadline: float | None) -> httpx2.Timeout:
 
 
 def _parse_completion(
-    completion: object, model: str, offered: set[str], base_url: str
+    completion: object, model: str, offered: Sequence[ToolSpec], base_url: str
 ) -> ChatResponse:
     choices = getattr(completion, "choices", None)
     if not isinstance(choices, list) or not choices:
@@ -249,9 +248,9 @@ def _parse_completion(
         call_id = getattr(item, "id", None) or f"call_{index}"
         calls.append(ToolCall(call_id, function.name, parse_arguments(function.arguments)))
     if not calls and offered and text:
-        calls = list(tool_calls_from_text(text, offered))
-        if calls:
-            text = ""
+        reading = read_text_reply(text, offered)  # a local model's call written as text
+        if reading.calls:
+            calls, text = list(reading.calls), reading.prose
     raw_stop = getattr(choice, "finish_reason", None)
     stop: StopReason = "tool_use" if calls else _STOP_REASONS.get(str(raw_stop), "other")
     blocks: list[TextBlock | ToolCall] = [TextBlock(text)] if text else []
