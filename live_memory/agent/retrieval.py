@@ -2,9 +2,10 @@
 
 Before a question's first model call, every retriever of the workspace (the symbol index, the
 fact store) is asked for the lines it holds about the question. The lines not already in the
-prompt are appended to the window's history as ONE observation turn (plus its ack) ahead of
-the question: append-only, so every earlier byte of the prompt stays a cached prefix, and what
-was retrieved stays in the window for later questions.
+prompt are appended to the window's history as ONE observation turn (no ack: a small model
+copies an assistant "Noted." as its answer) ahead of the question: append-only, so every
+earlier byte of the prompt stays a cached prefix, and what was retrieved stays in the window
+for later questions.
 
 A retriever is any object with `retrieve(question, seen)`; `seen(line)` says whether a line is
 already in the prompt (so nothing is sent twice). Retrievers run in a worker thread and must
@@ -26,7 +27,6 @@ __all__ = ["Retrieval", "RetrievalPart", "Retriever", "append_retrieval", "retri
 logger = logging.getLogger(__name__)
 
 RETRIEVAL_HEADING = "[retrieved for the next question from the workspace's stores]"
-RETRIEVAL_ACK = "Noted."
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,11 +96,9 @@ def render_retrieval(retrieval: Retrieval) -> str:
 
 
 def append_retrieval(window: Window, retrieval: Retrieval) -> bool:
-    """Append `retrieval` as one observation turn (plus ack); False when it is empty."""
+    """Append `retrieval` as one observation turn (no ack); False when it is empty."""
     if not retrieval.parts:
         return False
     text = render_retrieval(retrieval)
-    window.history.extend(
-        [Turn("user", "observation", text), Turn("assistant", "ack", RETRIEVAL_ACK)]
-    )
+    window.history.append(Turn("user", "observation", text))
     return True

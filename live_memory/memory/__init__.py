@@ -27,8 +27,10 @@ from live_memory.memory.persist import facts_from_state, window_from_state, wind
 from live_memory.memory.preload import preload
 from live_memory.memory.snapshot_store import SnapshotStore
 from live_memory.memory.window import Window
+from live_memory.memory.window_text import OBSERVATION_MARKERS
 
 __all__ = [
+    "OBSERVATION_MARKERS",
     "CommitOutcome",
     "DistillGate",
     "FileContext",

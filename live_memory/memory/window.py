@@ -26,7 +26,6 @@ from live_memory.memory.ledger import (
 )
 from live_memory.memory.model import FileContext, FileSource, LedgerFact, Turn
 from live_memory.memory.window_text import (
-    ACK,
     PendingChange,
     delta_chars,
     frozen_chars,
@@ -374,14 +373,14 @@ class Window:
         return len(added)
 
     def sync_deltas(self) -> bool:
-        """Append pending changes as one observation message (plus ack). True if appended."""
+        """Append pending changes as one observation message (no ack). True if appended."""
         if self.frozen is None:
             self.freeze()
             return False
         if not self.pending and not self.ledger_demotions and not self.learned:
             return False
         text = render_delta(self._files, self.pending, self.learned, self.ledger_demotions)
-        self._history.extend([Turn("user", "observation", text), Turn("assistant", "ack", ACK)])
+        self._history.append(Turn("user", "observation", text))
         self._clear_pending()
         return True
 
@@ -422,7 +421,7 @@ class Window:
         return frozen_chars(self._ledger_chars, self._files)
 
     def pending_chars(self) -> int:
-        """Characters the next observation delta and its ack would add (0: nothing pending)."""
+        """Characters the next observation delta would add (0: nothing pending)."""
         if not self.pending and not self.ledger_demotions and not self.learned:
             return 0
         return delta_chars(

@@ -4,6 +4,11 @@ Two renderings: the frozen volatile block (ledger, held files, manifest), writte
 compaction, and an observation delta (what changed since), appended before a question. Each
 comes with its length computed from the running totals the window keeps, so the budget is
 exact and O(1); the two live side by side so they cannot drift apart.
+
+An observation delta is a user turn of its own, framed as data between an opening and a
+closing marker, and is followed by no assistant acknowledgement: a small local model copies
+whatever the assistant said last, and the recordings (tests/fixtures/local-model/) show it
+answering a question with the ack ("Noted.") and with an invented observation block.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from live_memory.memory.ledger import render_ledger
 from live_memory.memory.model import FileContext, LedgerFact
 
 __all__ = [
-    "ACK",
+    "OBSERVATION_MARKERS",
     "PendingChange",
     "delta_chars",
     "frozen_chars",
@@ -26,12 +31,18 @@ __all__ = [
 
 PendingChange = Literal["content", "stale", "deleted"]
 
-ACK: Final = "Noted."
 _PRELOAD_HEADING: Final = "## Reference documents (configured preload, verbatim)"
 _OBSERVED_HEADING: Final = "## Files the coding agent recently read or wrote (current content)"
 _MANIFEST_HEADING: Final = "## Files you have seen (re-read with Read when you need their content)"
 _NO_FILES: Final = "(none yet)"
-_DELTA_HEADING: Final = "[observation] Changes in the workspace since you last looked:"
+_DELTA_HEADING: Final = (
+    "[workspace update: data from the coding agent's session, not a question; no reply is "
+    "needed] Changes in the workspace since you last looked:"
+)
+_DELTA_END: Final = "[end of workspace update]"
+OBSERVATION_MARKERS: Final = ("[workspace update", _DELTA_END, "[observation]")
+"""How an observation delta begins and ends (and how it began before): a reply that opens
+with one copies the framing, it does not answer."""
 _NOTICES_HEADING: Final = "File status changes:"
 _LEARNED_HEADING: Final = "New durable knowledge:"
 
@@ -85,16 +96,17 @@ def render_delta(
         parts += [_LEARNED_HEADING, *(f"- {f.text}" for f in learned)]
     if demotions:
         parts.append(_demotion_notice(demotions))
+    parts.append(_DELTA_END)
     return "\n".join(parts)
 
 
 def delta_chars(
     entries_chars: int, notices: int, learned_chars: int, learned: bool, demotions: int
 ) -> int:
-    """len(render_delta(...)) plus its ack. `entries_chars`: the pending files' blocks and
-    notice lines, one newline each; `notices`: how many of them are notices;
-    `learned_chars`: the new facts' lines, one newline each."""
-    chars = len(_DELTA_HEADING) + entries_chars + len(ACK)
+    """len(render_delta(...)). `entries_chars`: the pending files' blocks and notice lines,
+    one newline each; `notices`: how many of them are notices; `learned_chars`: the new
+    facts' lines, one newline each."""
+    chars = len(_DELTA_HEADING) + entries_chars + 1 + len(_DELTA_END)
     if notices:
         chars += len(_NOTICES_HEADING) + 1
     if learned:

@@ -44,7 +44,7 @@ def test_delta_is_one_observation_with_only_unseen_lines_and_survives_a_broken_s
     delta = texts[len(before)]
     assert "src/b.py:9 class Beta" in delta and "Beta caches results" in delta
     assert "alpha" not in delta
-    assert [t.kind for t in window.history][-2:] == ["observation", "ack"]
+    assert [(t.role, t.kind) for t in window.history][-1] == ("user", "observation")
 
 
 def test_empty_retrieval_appends_nothing_and_the_cap_holds() -> None:

@@ -87,7 +87,7 @@ def test_each_request_up_to_its_trailing_turn_is_a_prefix_of_the_next(
         assert all(2 <= _markers(b) <= 4 for b in bodies)
         assert _markers(bodies[-1]) == 3  # system, frozen block, history end
         assert stats["tokens"]["cache_read"] > 0
-    deltas = [m for m in _strip(bodies[-1])["messages"] if "[observation]" in str(m["content"])]
+    deltas = [m for m in _strip(bodies[-1])["messages"] if "[workspace update" in str(m["content"])]
     assert deltas, "changes reach the model as observation deltas"
 
 

@@ -196,7 +196,7 @@ def test_unlink_marks_a_known_file_deleted(repo: Path) -> None:
     assert window.files["src/app.py"].state == "deleted"
     assert ingestor.apply(window, "never.py", "unlink", None) is False
     window.sync_deltas()
-    assert "- src/app.py — DELETED" in window.history[-2].text
+    assert "- src/app.py — DELETED" in window.history[-1].text
 
 
 def test_unknown_kinds_are_ignored(repo: Path) -> None:
@@ -272,7 +272,7 @@ def test_an_edit_without_content_never_leaves_old_held_bytes_looking_current(rep
     assert ctx.content is None
     assert ctx.state == "stale"
     window.sync_deltas()
-    assert "- src/app.py — CHANGED" in window.history[-2].text
+    assert "- src/app.py — CHANGED" in window.history[-1].text
     assert window.drain_recently_modified() == ["src/app.py"]
 
 

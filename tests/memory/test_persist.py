@@ -105,7 +105,7 @@ def test_raw_content_and_observation_turns_are_never_persisted(root: Path) -> No
     state = json.loads(text)
     assert "secret sauce" not in text
     assert "def render(): ..." not in text
-    assert "[observation]" not in text and "Noted." not in text
+    assert "[workspace update" not in text and "[end of workspace update]" not in text
     assert all(set(item) == {"path", "sha256", "size", "state"} for item in state["files"])
     restored = reload(root, window)
     assert all(f.content is None for f in restored.files.values())

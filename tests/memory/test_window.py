@@ -95,7 +95,7 @@ def test_record_read_of_changed_bytes_drops_held_content_and_tells_the_model() -
     # The frozen block still shows the old bytes, so a delta must say they moved on.
     assert window.sync_deltas() is True
     assert window.frozen == frozen
-    notice = window.history[-2].text
+    notice = window.history[-1].text
     assert "a.py" in notice and "CHANGED" in notice
     assert window.ledger[0].stale is True
 
@@ -229,14 +229,13 @@ def test_observation_after_freeze_reaches_model_as_delta_not_block_mutation() ->
     assert window.frozen == frozen
     assert window.sync_deltas() is True
     assert window.frozen == frozen
-    observation, ack = window.history[-2:]
+    [observation] = window.history[2:]  # one user turn, no assistant ack to imitate
     assert (observation.role, observation.kind) == ("user", "observation")
-    assert (ack.role, ack.kind) == ("assistant", "ack")
     assert "NEW CONTENT" in observation.text
     assert window.history[:2] == [Turn("user", "question", "q1"), Turn("assistant", "answer", "a1")]
 
 
-def test_many_changes_append_exactly_one_observation_and_ack_pair() -> None:
+def test_many_changes_append_exactly_one_observation_turn() -> None:
     window = build_window()
     window.freeze()
     frozen = window.frozen
@@ -245,7 +244,7 @@ def test_many_changes_append_exactly_one_observation_and_ack_pair() -> None:
     window.mark_stale("src/z.py")
     window.mark_deleted("src/m.py")
     assert window.sync_deltas() is True
-    assert len(window.history) == 2
+    assert len(window.history) == 1
     text = window.history[0].text
     assert "NEW" in text and "A CHANGED BY TEE" in text
     assert "- src/z.py — CHANGED" in text
@@ -253,7 +252,7 @@ def test_many_changes_append_exactly_one_observation_and_ack_pair() -> None:
     assert "1 accumulated fact(s) cite changed files" not in text  # z.py/m.py are uncited
     assert window.frozen == frozen
     assert window.sync_deltas() is False
-    assert len(window.history) == 2
+    assert len(window.history) == 1
 
 
 def test_a_demoted_fact_is_announced_in_the_delta_not_by_rewriting_the_ledger() -> None:
@@ -264,7 +263,7 @@ def test_a_demoted_fact_is_announced_in_the_delta_not_by_rewriting_the_ledger() 
     window.mark_stale("src/a.py")
     window.sync_deltas()
     assert window.frozen == frozen
-    assert "1 accumulated fact(s) cite changed files" in window.history[-2].text
+    assert "1 accumulated fact(s) cite changed files" in window.history[-1].text
     window.freeze()
     assert window.frozen is not None and STALE_LEDGER_HEADING in window.frozen
 
