@@ -64,8 +64,8 @@ def _summary(actor: WorkspaceActor) -> Row:
     }
 
 
-def _hit_ratio(counters: WorkspaceCounters) -> float:
-    return round(counters.cache_read / counters.input, 4) if counters.input else 0.0
+def _hit_ratio(counters: WorkspaceCounters) -> float | str:
+    return counters.cache_hit_ratio
 
 
 def _detail(actor: WorkspaceActor, query: str) -> Row:

@@ -31,7 +31,6 @@ def workspace_stats(actor: StatsHost) -> dict[str, object]:
     settings = services.settings
     max_tokens = services.max_context_tokens
     used = window.next_prompt_tokens(max_tokens)
-    prompt = counters.input
     return {
         "workspace": actor.root,
         "provider": settings.provider,
@@ -58,8 +57,9 @@ def workspace_stats(actor: StatsHost) -> dict[str, object]:
             "output": counters.output,
             "cache_read": counters.cache_read,
             "cache_write": counters.cache_write,
+            "cache_unreported": counters.cache_unreported,
         },
-        "cache_hit_ratio": round(counters.cache_read / prompt, 4) if prompt else 0.0,
+        "cache_hit_ratio": counters.cache_hit_ratio,
         "queue": {"pending": len(state.pending), "in_flight": len(state.in_flight)},
         "version": state.version,
         "commits": dict(counters.commits),
@@ -108,4 +108,5 @@ def _cache_report(actor: StatsHost) -> dict[str, object]:
         "cache_lifetime_s": policy.lifetime_s,
         "keep_warm_interval_s": policy.keep_warm_interval_s,
         "keep_warm_can_fire": policy.pings_needed,
+        "keep_warm_off_reason": policy.keep_warm_off_reason,
     }

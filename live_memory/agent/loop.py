@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from live_memory.agent.prompt import COLD_MEMORY_NUDGE, FINAL_ANSWER_NUDGE
@@ -19,10 +19,12 @@ from live_memory.config import constants as C
 from live_memory.memory import Window, build_request
 from live_memory.providers import (
     CacheTtl,
+    CallTimings,
     ChatRequest,
     ChatResponse,
     Message,
     Provider,
+    StreamTap,
     TextBlock,
     ToolResultBlock,
     Usage,
@@ -63,6 +65,8 @@ class LoopResult:
     model: str = ""
     provider_s: float = 0.0
     """Wall time spent waiting on the provider (the rest is our own overhead)."""
+    timings: list[CallTimings] = field(default_factory=list)
+    """Each finished call's timings (the endpoint's measured speed is learnt from them)."""
 
     @property
     def timed_out(self) -> bool:
@@ -148,11 +152,15 @@ async def run_agent_loop(
             cache_ttl=limits.cache_ttl,
             min_cache_tokens=limits.cache_min_tokens,
         )
+        tap = StreamTap()
+        request = replace(request, tap=tap)
         force_tool = False
         called = clock()
         try:
             response: ChatResponse = await asyncio.wait_for(provider.chat(request), remaining)
         except TimeoutError:
+            # The cancelled call closed its stream (the server stops); keep what it said.
+            last_text = _partial_answer(tap.text) or last_text
             result.stop_reason = "timed_out"
             break
         finally:
@@ -160,7 +168,10 @@ async def run_agent_loop(
         result.iterations += 1
         result.usage += response.usage
         result.usage_by_call.append(response.usage)
-        window.calibrate(_request_chars(request), response.usage.input_tokens)
+        if response.timings is not None:
+            result.timings.append(response.timings)
+        if not response.usage_estimated:
+            window.calibrate(_request_chars(request), response.usage.input_tokens)
         if response.text.strip():
             last_text = response.text.strip()
         calls = response.tool_calls
@@ -212,6 +223,14 @@ async def run_agent_loop(
 
 
 _SKIPPED = "[not run: this question's time budget ran out]"
+_CALL_SHAPED = ("{", "[", "<tool", "```")
+
+
+def _partial_answer(streamed: str) -> str:
+    """What a call cut at the deadline had streamed, unless it was turning into a tool call
+    (call-shaped text is never an answer)."""
+    text = streamed.strip()
+    return "" if text.startswith(_CALL_SHAPED) else text
 
 
 async def _run_tool(

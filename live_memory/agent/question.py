@@ -131,6 +131,7 @@ async def answer_question(
         cost_usd=cost,
         context_pct=pct,
         timed_out=result.timed_out,
+        truncated=result.stop_reason == "max_tokens",
     )
     return QuestionOutcome(
         window, result, result.answer, trailer, latency, cost, pct, compacted, report.usage

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from live_memory.providers import Usage
 
-__all__ = ["format_cost", "format_trailer"]
+__all__ = ["format_cache", "format_cost", "format_trailer"]
 
 
 def format_cost(cost_usd: float | None) -> str:
     return "n/a(subscription)" if cost_usd is None else f"${cost_usd:.4f}"
+
+
+def format_cache(usage: Usage) -> str:
+    """The prompt share served from the provider's cache, or `unknown` where the endpoint
+    reported no cache figure (llama-cpp-python): never a made-up 0 %."""
+    ratio = usage.cache_hit_ratio
+    return "unknown" if ratio is None else f"{100 * ratio:.0f}%"
 
 
 def format_trailer(
@@ -21,14 +28,19 @@ def format_trailer(
     cost_usd: float | None,
     context_pct: float,
     timed_out: bool = False,
+    truncated: bool = False,
 ) -> str:
-    """`---\\n[live-memory] model=… latency=… tokens=…(in/out) tool_calls=… …`."""
+    """`---\\n[live-memory] model=… latency=… tokens=…(in/out) tool_calls=… …`.
+
+    `truncated`: the answer stopped at its output cap (finish_reason `length`)."""
     line = (
         f"[live-memory] model={model} latency={latency_s:.2f}s "
         f"tokens={usage.input_tokens}/{usage.output_tokens}(in/out) "
         f"tool_calls={tool_calls} files_read={files_read} cost={format_cost(cost_usd)} "
-        f"context={context_pct:.0f}%"
+        f"context={context_pct:.0f}% cache={format_cache(usage)}"
     )
+    if truncated:
+        line += " truncated=true"
     if timed_out:
         line += " timed_out=true"
     return f"---\n{line}"

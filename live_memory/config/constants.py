@@ -361,3 +361,22 @@ SYMBOL_LOOKUP_MAX_HITS: Final = 24
 SYMBOL_LOOKUP_PER_NAME: Final = 6
 FIND_SYMBOL_DEFAULT_LIMIT: Final = 50
 OUTLINE_MAX_ENTRIES: Final = 400
+# --- local model servers: probe, streaming, measured speed (docs/LOCAL_MODELS.md) ----------
+STREAM_TAP_MAX_CHARS: Final = 64 * 1024  # partial answer a streaming call keeps for a deadline
+ENDPOINT_PROBE_TIMEOUT_S: Final = 3.0  # one probe request (a local server answers in ms)
+ENDPOINT_PROBE_TOTAL_S: Final = 10.0  # every probe request of one endpoint together
+ENDPOINT_PROBE_MAX_BYTES: Final = 256 * 1024  # a probe reply read past this is dropped
+ENDPOINT_PROBE_MAX_MODELS: Final = 256  # model entries of a /v1/models reply looked at
+# Output caps scale with the window: one default Read filled half of a 32k local window.
+TOOL_OUTPUT_SHARE_OF_WINDOW: Final = 0.08  # one tool result, at most this share of the window
+TOOL_BUDGET_SHARE_OF_WINDOW: Final = 0.30  # all of one question's tool results
+MIN_TOOL_OUTPUT_CHARS: Final = 2_000  # never cap one tool result below this
+MIN_TOOL_BUDGET_TOKENS: Final = 1_000
+DEFAULT_MCP_TIMEOUT_S: Final = 120.0  # the plugin's .mcp.json "timeout" (120000 ms)
+MCP_TIMEOUT_SAFETY_S: Final = 5.0  # the hard backstop ends this long before the MCP timeout
+SPEED_EWMA_ALPHA: Final = 0.3  # weight of the newest prefill / generation speed sample
+SPEED_MIN_SAMPLE_TOKENS: Final = 16  # a sample over fewer tokens says nothing about speed
+SPEED_BUDGET_FACTOR: Final = 1.5  # the soft budget: this many times the predicted time
+SPEED_CALLS_PER_QUESTION: Final = 2.0  # calls a question is planned for (answer + one tool)
+SPEED_MAX_ENDPOINTS: Final = 16  # endpoints whose speed the server remembers
+LOCAL_CACHE_LIFETIME_S: Final = 24 * 3600.0  # nominal: a local KV cache has no TTL at all

@@ -75,7 +75,10 @@ T = TypeVar("T")
 def keep_warm_config(services: Services) -> KeepWarmConfig:
     settings = services.settings
     return KeepWarmConfig(
-        enabled=settings.keep_warm and services.provider is not None,
+        # Never for a local server, whatever LIVE_MEMORY_KEEP_WARM says (see cache_policy_for).
+        enabled=settings.keep_warm
+        and services.provider is not None
+        and not services.cache_policy.local,
         interval_s=services.keep_warm_interval_s,
         max_idle_s=settings.keep_warm_max_idle_s,
     )

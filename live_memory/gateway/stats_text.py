@@ -35,7 +35,7 @@ def render_stats_text(stats: Mapping[str, Any]) -> str:
             f"in {tokens['input']:,} / out {tokens['output']:,} / cache read "
             f"{tokens['cache_read']:,} / cache write {tokens['cache_write']:,}",
         ),
-        ("cache hit ratio", f"{100 * stats['cache_hit_ratio']:.1f}%"),
+        ("cache hit ratio", _ratio(stats["cache_hit_ratio"])),
         ("queue", f"{queue['pending']} pending, {queue['in_flight']} in flight"),
         (
             "commits",
@@ -46,3 +46,8 @@ def render_stats_text(stats: Mapping[str, Any]) -> str:
     ]
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows) + "\n"
+
+
+def _ratio(value: object) -> str:
+    # "unknown" where the endpoint reports no cached tokens (llama-cpp-python).
+    return f"{100 * value:.1f}%" if isinstance(value, int | float) else str(value)

@@ -8,6 +8,7 @@
 | OpenAI with 24 h retention       | provider's    | up to 24 h     | ~24 h (never, in effect)|
 | DeepSeek (disk cache)            | provider's    | hours to days  | ~6 h (never, in effect) |
 | other OpenAI-compatible servers  | provider's    | like OpenAI    | 240 s                   |
+| a local server (llama.cpp, ...)  | -             | its KV cache   | off                     |
 
 The design's rule: ping the cached prefix a margin before it would expire, while the workspace
 was asked something within max idle (30 min by default). "Never, in effect": the interval
@@ -20,6 +21,10 @@ four question patterns. Always asking for 1 h on Anthropic's API halves the inpu
 the TTL and to decide each ping saved only 3-9 % more on Anthropic's API and lost about 2 % on
 5-minute-only endpoints, for about 550 lines of per-workspace state. The rules here are the
 ones that paid.
+
+A local server (llama.cpp, Ollama, vLLM, LM Studio on this machine or the local network) keeps
+its KV cache until another prompt replaces it, not for a TTL: a ping would only spend the user's
+CPU re-reading the prompt, so keep-warm is off there whatever the settings say.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from live_memory.config import constants as C
 from live_memory.providers import (
     CacheTtl,
     endpoint_kind,
+    is_local_endpoint,
     prompt_cache_retention_for,
     supports_1h_cache_ttl,
 )
@@ -54,6 +60,8 @@ class CachePolicy:
     """Seconds between pings: an explicit setting, else a margin under the lifetime."""
     max_idle_s: float
     """Keep-warm stops this long after the last question."""
+    local: bool = False
+    """A local server's KV cache: nothing expires, keep-warm never pings."""
 
     @classmethod
     def of(
@@ -63,16 +71,27 @@ class CachePolicy:
         lifetime_s: float,
         max_idle_s: float,
         interval_override: float | None = None,
+        local: bool = False,
     ) -> CachePolicy:
         interval = interval_override
         if interval is None:
             interval = max(lifetime_s - C.KEEP_WARM_MARGIN_S, C.KEEP_WARM_MIN_TICK_S)
-        return cls(ttl, lifetime_s, interval, max_idle_s)
+        return cls(ttl, lifetime_s, interval, max_idle_s, local)
 
     @property
     def pings_needed(self) -> bool:
         """Whether a ping can ever fall due (the cache dies before keep-warm's max idle)."""
-        return self.keep_warm_interval_s < self.max_idle_s
+        return not self.local and self.keep_warm_interval_s < self.max_idle_s
+
+    @property
+    def keep_warm_off_reason(self) -> str | None:
+        """Why keep-warm never pings this endpoint whatever the settings, or None."""
+        if self.local:
+            return (
+                "local server: its KV cache lasts until another prompt replaces it, so a ping "
+                "would only re-read the prompt on your hardware; keep-warm is off"
+            )
+        return None
 
 
 def cache_policy_for(
@@ -86,7 +105,10 @@ def cache_policy_for(
     """The policy for `model` behind `provider` (`anthropic` / `openai`) at `base_url`."""
     kind = endpoint_kind(provider, base_url, model)
     ttl: CacheTtl | None = None
-    if kind in _ANTHROPIC_KINDS:
+    local = is_local_endpoint(provider, base_url)
+    if local:
+        lifetime = C.LOCAL_CACHE_LIFETIME_S
+    elif kind in _ANTHROPIC_KINDS:
         ttl = "1h" if supports_1h_cache_ttl(kind) else "5m"
         lifetime = C.CACHE_TTL_1H_S if ttl == "1h" else C.CACHE_TTL_5M_S
     elif kind == "deepseek":
@@ -96,7 +118,11 @@ def cache_policy_for(
     else:
         lifetime = C.OPENAI_CACHE_LIFETIME_S
     return CachePolicy.of(
-        ttl=ttl, lifetime_s=lifetime, max_idle_s=max_idle_s, interval_override=interval_override
+        ttl=ttl,
+        lifetime_s=lifetime,
+        max_idle_s=max_idle_s,
+        interval_override=interval_override,
+        local=local,
     )
 
 

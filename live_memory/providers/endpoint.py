@@ -9,6 +9,7 @@ need cloud request signing (not supported: use a gateway), OpenAI accepts a 24-h
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
 from typing import Literal
@@ -19,6 +20,7 @@ from live_memory.config import constants
 __all__ = [
     "EndpointKind",
     "endpoint_kind",
+    "is_local_endpoint",
     "prompt_cache_retention_for",
     "sends_key_as_bearer",
     "supports_1h_cache_ttl",
@@ -77,6 +79,29 @@ def endpoint_kind(provider: str, base_url: str | None, model: str = "") -> Endpo
     if host.endswith(_AZURE_SUFFIXES):
         return "azure_openai"
     return "openai_compatible"
+
+
+_LOCAL_NAMES = ("localhost", "host.docker.internal", "host.containers.internal")
+_LOCAL_SUFFIXES = (".localhost", ".local", ".lan", ".internal", ".home.arpa")
+
+
+def is_local_endpoint(provider: str, base_url: str | None) -> bool:
+    """Whether `base_url` is a model server on this machine or the local network (llama.cpp,
+    Ollama, vLLM, LM Studio): an OpenAI-compatible URL on a loopback, private or link-local
+    address or a local name. Its cache is the server's own KV cache (no TTL to keep warm)
+    and its time is the user's hardware's, not a cloud's."""
+    if provider != constants.PROVIDER_OPENAI or endpoint_kind(provider, base_url) != (
+        "openai_compatible"
+    ):
+        return False
+    host = _host(base_url).strip("[]")
+    if host in _LOCAL_NAMES or host.endswith(_LOCAL_SUFFIXES):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
 
 
 def supports_1h_cache_ttl(kind: EndpointKind) -> bool:

@@ -15,30 +15,28 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, cast
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx2
 import openai
 import orjson
-from openai.types.chat import ChatCompletion, ChatCompletionMessageParam, ChatCompletionToolParam
+from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
 from live_memory.config import constants
-from live_memory.errors import ProviderBadResponse
 from live_memory.providers.endpoint import prompt_cache_retention_for
+from live_memory.providers.openai_reply import parse_completion, parse_stream
+from live_memory.providers.openai_stream import StreamAssembly
 from live_memory.providers.retry import DEFAULT_RETRY_POLICY, RetryPolicy, with_retries
-from live_memory.providers.text_tool_call import parse_arguments, read_text_reply
 from live_memory.providers.types import (
     ChatRequest,
     ChatResponse,
     Message,
-    StopReason,
     TextBlock,
     ToolCall,
     ToolResultBlock,
     ToolSpec,
-    Usage,
 )
 
 __all__ = ["OpenAIProvider", "TokenLimitField", "build_chat_params"]
@@ -47,12 +45,6 @@ logger = logging.getLogger(__name__)
 
 TokenLimitField = Literal["max_tokens", "max_completion_tokens"]
 
-_STOP_REASONS: Mapping[str, StopReason] = {
-    "stop": "end_turn",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "length": "max_tokens",
-}
 _OPENAI_HOSTS = ("api.openai.com", ".openai.azure.com")
 _SYSTEM_SEPARATOR = "\n\n"
 _ERROR_PREFIX = "ERROR: "
@@ -73,8 +65,10 @@ class OpenAIProvider:
         token_limit_field: TokenLimitField | None = None,
         retry: RetryPolicy = DEFAULT_RETRY_POLICY,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        stream: bool = True,
     ) -> None:
         self._base_url = _normalise_base_url(base_url)
+        self._stream = stream
         self._token_field = token_limit_field or _default_token_field(self._base_url)
         self._retry = retry
         self._sleep = sleep
@@ -97,9 +91,10 @@ class OpenAIProvider:
         return self._base_url
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
-        """One chat-completions call with retries.
+        """One chat-completions call with retries, streamed unless `stream=False`.
 
-        `request.timeout_s`, when set, bounds the whole call including retries.
+        `request.timeout_s`, when set, bounds the whole call including retries. Cancelling
+        the call closes the stream, so the server stops generating for nobody.
         Raises PromptTooLong, ProviderAuthError, ProviderBadResponse or ProviderError.
         """
         client = self._client_for_this_loop()
@@ -107,13 +102,28 @@ class OpenAIProvider:
         params = build_chat_params(request, self._token_field, cache_retention=retention)
         deadline = None if request.timeout_s is None else time.monotonic() + request.timeout_s
 
-        async def call() -> ChatCompletion:
-            result = await client.chat.completions.create(
-                **params, timeout=_attempt_timeout(deadline)
+        async def call() -> ChatResponse:
+            started = time.monotonic()
+            if not self._stream:
+                result = await client.chat.completions.create(
+                    **params, timeout=_attempt_timeout(deadline)
+                )
+                return parse_completion(result, request, self._base_url, started)
+            if request.tap is not None:
+                request.tap.reset()
+            assembly = StreamAssembly(started, request.tap)
+            stream = await client.chat.completions.create(
+                **params,
+                stream=True,
+                stream_options={"include_usage": True},
+                timeout=_attempt_timeout(deadline),
             )
-            return cast(ChatCompletion, result)
+            async with stream:  # leaving it (done, failed or cancelled) closes the connection
+                async for chunk in stream:
+                    assembly.add(chunk, time.monotonic())
+            return parse_stream(assembly, request)
 
-        completion = await with_retries(
+        return await with_retries(
             call,
             provider=self.name,
             endpoint=f"{self._base_url}/chat/completions",
@@ -122,7 +132,6 @@ class OpenAIProvider:
             secrets=self._secrets,
             sleep=self._sleep,
         )
-        return _parse_completion(completion, request.model, request.tools, self._base_url)
 
     def _client_for_this_loop(self) -> openai.AsyncOpenAI:
         # The server makes every call on its one I/O loop. A caller that runs each call in a
@@ -226,62 +235,6 @@ def _attempt_timeout(deadline: float | None) -> httpx2.Timeout:
     if deadline is not None:
         total = max(constants.MIN_CALL_TIMEOUT_S, deadline - time.monotonic())
     return httpx2.Timeout(total, connect=min(constants.PROVIDER_CONNECT_TIMEOUT_S, total))
-
-
-def _parse_completion(
-    completion: object, model: str, offered: Sequence[ToolSpec], base_url: str
-) -> ChatResponse:
-    choices = getattr(completion, "choices", None)
-    if not isinstance(choices, list) or not choices:
-        raise ProviderBadResponse(
-            f"openai-compatible endpoint {base_url} answered without choices "
-            "(is the base URL right? it usually ends in /v1)"
-        )
-    choice = choices[0]
-    message = getattr(choice, "message", None)
-    text = getattr(message, "content", None) or ""
-    calls: list[ToolCall] = []
-    for index, item in enumerate(getattr(message, "tool_calls", None) or []):
-        function = getattr(item, "function", None)
-        if function is None:
-            continue
-        call_id = getattr(item, "id", None) or f"call_{index}"
-        calls.append(ToolCall(call_id, function.name, parse_arguments(function.arguments)))
-    if not calls and offered and text:
-        reading = read_text_reply(text, offered)  # a local model's call written as text
-        if reading.calls:
-            calls, text = list(reading.calls), reading.prose
-    raw_stop = getattr(choice, "finish_reason", None)
-    stop: StopReason = "tool_use" if calls else _STOP_REASONS.get(str(raw_stop), "other")
-    blocks: list[TextBlock | ToolCall] = [TextBlock(text)] if text else []
-    blocks.extend(calls)
-    return ChatResponse(
-        blocks=tuple(blocks),
-        stop_reason=stop,
-        usage=_usage(getattr(completion, "usage", None)),
-        model=str(getattr(completion, "model", None) or model),
-        raw_stop_reason=None if raw_stop is None else str(raw_stop),
-    )
-
-
-def _usage(usage: object) -> Usage:
-    """Usage from `prompt_tokens_details`, or DeepSeek's `prompt_cache_hit/miss_tokens`."""
-    if usage is None:
-        return Usage()
-    extra: Mapping[str, object] = getattr(usage, "model_extra", None) or {}
-    details = getattr(usage, "prompt_tokens_details", None)
-    hit = _int(extra.get("prompt_cache_hit_tokens"))
-    miss = _int(extra.get("prompt_cache_miss_tokens"))
-    return Usage(
-        input_tokens=max(_int(getattr(usage, "prompt_tokens", None)), hit + miss),
-        output_tokens=_int(getattr(usage, "completion_tokens", None)),
-        cache_read_tokens=max(_int(getattr(details, "cached_tokens", None)), hit),
-        cache_write_tokens=_int(getattr(details, "cache_write_tokens", None)),
-    )
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) else 0
 
 
 def _default_token_field(base_url: str) -> TokenLimitField:

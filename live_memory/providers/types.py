@@ -10,16 +10,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
+from live_memory.config import constants as C
+
 __all__ = [
     "BearerTokenSource",
     "Block",
     "CacheTtl",
+    "CallTimings",
     "ChatRequest",
     "ChatResponse",
     "Message",
     "Provider",
     "Role",
     "StopReason",
+    "StreamTap",
     "SystemBlock",
     "TextBlock",
     "ToolCall",
@@ -83,6 +87,35 @@ class ToolSpec:
     input_schema: Mapping[str, object]
 
 
+class StreamTap:
+    """What a streaming call has received so far: read by the caller that gives up on it at
+    a deadline (the partial answer is kept) and by progress reports. Single writer (the call);
+    the readers take a snapshot of plain values, never hold it across awaits."""
+
+    __slots__ = ("_chars", "_parts", "first_token_s", "pieces")
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._chars = 0
+        self.first_token_s: float | None = None
+        self.pieces = 0
+
+    def add_text(self, piece: str) -> None:
+        # Bounded like an answer: a runaway stream past the cap is not held twice.
+        if self._chars < C.STREAM_TAP_MAX_CHARS:
+            self._parts.append(piece[: C.STREAM_TAP_MAX_CHARS - self._chars])
+            self._chars += len(self._parts[-1])
+        self.pieces += 1
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+    def reset(self) -> None:
+        """A retried attempt starts its answer afresh."""
+        self._parts, self._chars, self.pieces = [], 0, 0
+
+
 @dataclass(frozen=True, slots=True)
 class ChatRequest:
     model: str
@@ -96,6 +129,8 @@ class ChatRequest:
     cache_ttl: CacheTtl | None = None
     tool_choice: Literal["auto", "any"] = "auto"
     """`any` forces a tool call (the cold-memory guard); tools themselves never change."""
+    tap: StreamTap | None = field(default=None, compare=False)
+    """Where a streaming adapter reports what it has received so far."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +145,9 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    cache_unreported_tokens: int = 0
+    """Prompt tokens of calls whose endpoint reported no cache figure at all (llama-cpp-python
+    gives neither `cached_tokens` nor `timings`): their reuse is unknown, not zero."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -117,7 +155,39 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
+            self.cache_unreported_tokens + other.cache_unreported_tokens,
         )
+
+    @property
+    def cache_hit_ratio(self) -> float | None:
+        """Cached share of the prompt tokens whose cache use was reported; None = unknown."""
+        known = self.input_tokens - self.cache_unreported_tokens
+        if known <= 0:
+            return None if self.input_tokens else 0.0
+        return self.cache_read_tokens / known
+
+
+@dataclass(frozen=True, slots=True)
+class CallTimings:
+    """How long one call took and how much of its prompt the server re-evaluated.
+
+    From the server's own `timings` (llama.cpp: `prompt_n`, `cache_n`, `prompt_ms`,
+    `predicted_n`, `predicted_ms`) where it sends them, else measured on our side: the time to
+    the first streamed token stands in for prefill, the rest for generation.
+    """
+
+    prompt_tokens: int
+    evaluated_tokens: int | None
+    """Prompt tokens the server computed (not served from its KV cache); None = not said."""
+    cached_tokens: int | None
+    prefill_s: float | None
+    generated_tokens: int
+    generate_s: float | None
+    first_token_s: float | None
+    """Wall time from sending the request to the first streamed token."""
+    wall_s: float
+    from_server: bool
+    """True when the figures are the server's `timings`, False when measured here."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +197,9 @@ class ChatResponse:
     usage: Usage
     model: str
     raw_stop_reason: str | None = field(default=None)
+    timings: CallTimings | None = None
+    usage_estimated: bool = False
+    """True when the endpoint sent no usage (a stream without it) and `usage` is our estimate."""
 
     @property
     def text(self) -> str:

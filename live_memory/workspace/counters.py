@@ -25,6 +25,8 @@ class WorkspaceCounters:
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    cache_unreported: int = 0
+    """Prompt tokens of calls whose endpoint reported no cache figure (reuse unknown)."""
     commits: dict[str, int] = field(
         default_factory=lambda: {"linear": 0, "race_adopted": 0, "race_dropped": 0}
     )
@@ -42,7 +44,19 @@ class WorkspaceCounters:
         self.output += usage.output_tokens
         self.cache_read += usage.cache_read_tokens
         self.cache_write += usage.cache_write_tokens
+        self.cache_unreported += usage.cache_unreported_tokens
         self.cost_usd += cost or 0.0
+
+    @property
+    def cache_hit_ratio(self) -> float | str:
+        """Cached share of the prompt tokens whose cache use was reported, or "unknown" when
+        the endpoint never reported any (llama-cpp-python): 0.0 would claim no reuse."""
+        ratio = Usage(
+            self.input,
+            cache_read_tokens=self.cache_read,
+            cache_unreported_tokens=self.cache_unreported,
+        ).cache_hit_ratio
+        return "unknown" if ratio is None else round(ratio, 4)
 
     def record(self, outcome: QuestionOutcome, decision: CommitOutcome) -> None:
         self.questions_answered += 1

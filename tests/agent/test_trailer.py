@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 
-from live_memory.agent.trailer import format_cost, format_trailer
+from live_memory.agent.trailer import format_cache, format_cost, format_trailer
 from live_memory.providers.types import Usage
 
 PATTERN = re.compile(
     r"---\n\[live-memory\] model=\S+ latency=\d+\.\d{2}s tokens=\d+/\d+\(in/out\) "
-    r"tool_calls=\d+ files_read=\d+ cost=(\$\d+\.\d{4}|n/a\(subscription\)) context=\d+%"
+    r"tool_calls=\d+ files_read=\d+ cost=(\$\d+\.\d{4}|n/a\(subscription\)) context=\d+% "
+    r"cache=(\d+%|unknown)( truncated=true)?( timed_out=true)?"
 )
 
 
@@ -25,7 +26,7 @@ def test_trailer_has_the_exact_documented_format() -> None:
     )
     assert text == (
         "---\n[live-memory] model=claude-haiku-4-5 latency=3.14s tokens=12345/678(in/out) "
-        "tool_calls=4 files_read=3 cost=$0.0123 context=42%"
+        "tool_calls=4 files_read=3 cost=$0.0123 context=42% cache=73%"
     )
     assert PATTERN.fullmatch(text)
 
@@ -42,7 +43,7 @@ def test_unmetered_cost_reads_as_subscription() -> None:
     )
     assert text == (
         "---\n[live-memory] model=m latency=0.00s tokens=0/0(in/out) tool_calls=0 files_read=0 "
-        "cost=n/a(subscription) context=0%"
+        "cost=n/a(subscription) context=0% cache=0%"
     )
     assert PATTERN.fullmatch(text)
 
@@ -58,7 +59,7 @@ def test_a_timed_out_answer_says_so_at_the_end_of_the_line() -> None:
         context_pct=99.6,
         timed_out=True,
     )
-    assert text.endswith("cost=$0.0000 context=100% timed_out=true")
+    assert text.endswith("cost=$0.0000 context=100% cache=0% timed_out=true")
     assert PATTERN.match(text)
     assert text.count("\n") == 1
 
@@ -67,3 +68,40 @@ def test_cost_formatting() -> None:
     assert format_cost(None) == "n/a(subscription)"
     assert format_cost(0) == "$0.0000"
     assert format_cost(1.23456) == "$1.2346"
+
+
+def test_cache_reuse_nobody_reported_reads_unknown_not_zero() -> None:
+    # llama-cpp-python reports no cached-token field: 86 % may have been reused.
+    usage = Usage(input_tokens=2827, output_tokens=27, cache_unreported_tokens=2827)
+    text = format_trailer(
+        model="m",
+        latency_s=1.0,
+        usage=usage,
+        tool_calls=0,
+        files_read=0,
+        cost_usd=0.0,
+        context_pct=9.0,
+    )
+    assert text.endswith("context=9% cache=unknown")
+    assert PATTERN.fullmatch(text)
+
+
+def test_partly_reported_reuse_counts_only_the_reported_calls() -> None:
+    usage = Usage(1000, 10, cache_read_tokens=900) + Usage(500, 5, cache_unreported_tokens=500)
+    assert format_cache(usage) == "90%"
+
+
+def test_an_answer_cut_at_its_output_cap_says_truncated() -> None:
+    text = format_trailer(
+        model="m",
+        latency_s=1.0,
+        usage=Usage(100, 256),
+        tool_calls=0,
+        files_read=0,
+        cost_usd=0.0,
+        context_pct=1.0,
+        truncated=True,
+        timed_out=True,
+    )
+    assert text.endswith("cache=0% truncated=true timed_out=true")
+    assert PATTERN.fullmatch(text)

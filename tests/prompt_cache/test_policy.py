@@ -20,7 +20,7 @@ DAY, SIX_HOURS = 24 * 3600.0, 6 * 3600.0
         (("anthropic", "https://gw.example", HAIKU), "5m", 300.0, 240.0),
         (("anthropic", MANTLE, "claude"), "5m", 300.0, 240.0),
         (("openai", None, "gpt-5-mini"), None, 300.0, 240.0),
-        (("openai", "http://localhost:8080/v1", "qwen3-coder"), None, 300.0, 240.0),
+        (("openai", "https://llm.example/v1", "qwen3-coder"), None, 300.0, 240.0),
         (("openai", "https://api.openai.com/v1", "gpt-5.1"), None, DAY, DAY - 60),
         (("openai", "https://api.deepseek.com", "deepseek-chat"), None, SIX_HOURS, SIX_HOURS - 60),
         (("openai", "https://or.example/v1", "deepseek/deepseek-chat"), None, SIX_HOURS, 21540),
@@ -81,3 +81,20 @@ def test_ping_due_follows_the_designs_fixed_interval_rule(
         )
         is due
     )
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    ["http://localhost:8080/v1", "http://127.0.0.1:11434/v1", "http://192.168.1.20:1234/v1"],
+)
+def test_a_local_server_is_never_kept_warm(base_url: str) -> None:
+    # Its KV cache has no TTL: a ping would only re-read the prompt on the user's hardware.
+    policy = cache_policy_for("openai", base_url, "qwen2.5-coder", interval_override=60.0)
+    assert policy.local
+    assert not policy.pings_needed
+    assert policy.keep_warm_off_reason is not None and "local server" in policy.keep_warm_off_reason
+
+
+def test_a_remote_compatible_server_is_not_local() -> None:
+    policy = cache_policy_for("openai", "https://llm.example/v1", "qwen2.5-coder")
+    assert not policy.local and policy.keep_warm_off_reason is None
