@@ -37,6 +37,7 @@ from live_memory.actors.message import (
     SlotCancelled,
     UpdateServices,
 )
+from live_memory.actors.rereader import RereadDone
 from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem, resolve
 from live_memory.actors.workspace_effects import EffectRunner
 from live_memory.actors.workspace_stats import workspace_stats
@@ -156,6 +157,9 @@ class WorkspaceActor(Actor, EffectRunner):
                 outcome = self.call(lambda: state.notify(message.events, now))
                 if message.reply is not None:
                     resolve(message.reply, outcome)
+                self.event(lambda: state.rereads_due(now))  # after the reply: never waited on
+            case RereadDone():
+                self.event(lambda: state.reread_done(message.results, now))
             case Revalidate():
                 self._revalidate(message, now)
             case GetStats():
@@ -197,6 +201,7 @@ class WorkspaceActor(Actor, EffectRunner):
             checks = revalidation_events(self.path, state.window.files)
             events = tuple(FileEvent(p, kind) for p, kind in checks)
             self.call(lambda: state.notify(events, now))
+            self.event(lambda: state.rereads_due(now))
         if message.tree_stale and state.tree_built:
             state.tree_stale = True
 

@@ -19,6 +19,7 @@ from typing import Any
 from live_memory.actors import background
 from live_memory.actors.fork import ForkActor
 from live_memory.actors.message import Ask, Cancel, RequestPassivation, Route, StartFork
+from live_memory.actors.rereader import start_rereads
 from live_memory.actors.runtime import ActorDeadError, ActorInfo, ActorRef, ActorSystem
 from live_memory.agent import QuestionJob, Services, tree_chars
 from live_memory.config import constants as C
@@ -42,6 +43,7 @@ from live_memory.workspace import (
     Forward,
     Limits,
     Persist,
+    ReadFiles,
     Reply,
     WantDistil,
     WantPassivation,
@@ -208,6 +210,15 @@ class EffectRunner:
                     self.gateway.tell(Route(self.root, ask))
             case Drained():
                 self.deliver(effect.slot, None)
+            case ReadFiles():
+                start_rereads(
+                    self.system,
+                    self.actor_ref,
+                    self.path,
+                    effect,
+                    max_file_bytes=self.ingestor.max_file_bytes,
+                    secret_patterns=self.ingestor.secret_patterns,
+                )
         return ()
 
     def _write(self, snapshot: dict[str, object]) -> str | None:

@@ -43,6 +43,7 @@ def workspace_stats(actor: StatsHost) -> dict[str, object]:
         },
         "messages_retained": window.qa_turns,
         "file_contexts": dict(window.counts()),
+        "freshness": state.freshness_stats(),
         "ledger_facts": len(window.ledger),
         "ledger_stale_facts": sum(1 for f in window.ledger if f.stale),
         "compactions": window.compactions,

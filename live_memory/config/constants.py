@@ -126,6 +126,19 @@ MAX_HELD_BYTES: Final = 1024 * 1024
 HELD_BYTES_SHARE_OF_FLOOR: Final = 0.5
 PRELOAD_MAX_TOTAL_BYTES: Final = 2 * 1024 * 1024
 WATCH_DEBOUNCE_S: Final = 0.2
+# A held file changed on disk is re-read by the server itself (workspace/rereads.py): one
+# batch in flight per workspace, coalesced per path, at most this many paths per interval
+# (a storm of edits costs bounded reads; the rest wait, hinted to questions meanwhile).
+REREAD_MAX_PER_INTERVAL: Final = 64
+REREAD_INTERVAL_S: Final = 1.0
+REREAD_BATCH_MAX: Final = 16
+# Earlier answers and the paths they read or named (workspace/citations.py): when one of
+# those paths changes, the next delta names those answers as possibly out of date.
+CITED_ANSWERS_MAX: Final = 256  # answers remembered per workspace, the oldest forgotten first
+CITED_PATHS_PER_ANSWER: Final = 32
+CITED_ANSWER_LABEL_CHARS: Final = 80  # an answer is named by its question, cut to this
+CITED_ANSWERS_PER_NOTE: Final = 5  # answers named per changed path; the rest are counted
+PENDING_NOTES_MAX: Final = 64  # delta notes waiting for the next question; the oldest dropped
 WATCH_MAX_DELAY_S: Final = 1.0  # a path written non-stop is still flushed this often
 WATCH_POLL_INTERVAL_S: Final = 1.0  # the polling fallback's scan interval
 WATCH_GIT_TIMEOUT_S: Final = 10.0  # check-ignore, rev-parse, diff run by the watcher

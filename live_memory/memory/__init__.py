@@ -25,6 +25,7 @@ from live_memory.memory.ledger import attribute_facts, parse_fact_lines, render_
 from live_memory.memory.model import FileContext, LedgerFact, Turn
 from live_memory.memory.persist import facts_from_state, window_from_state, window_to_state
 from live_memory.memory.preload import preload
+from live_memory.memory.reread import Reread, RereadOutcome, apply_reread
 from live_memory.memory.snapshot_store import SnapshotStore
 from live_memory.memory.window import Window
 from live_memory.memory.window_text import OBSERVATION_MARKERS
@@ -38,11 +39,14 @@ __all__ = [
     "Ingestor",
     "LedgerFact",
     "PrefixSizes",
+    "Reread",
+    "RereadOutcome",
     "SnapshotStore",
     "Turn",
     "Watermarks",
     "Window",
     "apply_eviction",
+    "apply_reread",
     "attribute_facts",
     "build_request",
     "chunk_turns",

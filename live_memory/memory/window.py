@@ -29,6 +29,7 @@ from live_memory.memory.window_text import (
     PendingChange,
     delta_chars,
     frozen_chars,
+    notes_chars,
     render_delta,
     render_frozen,
 )
@@ -63,6 +64,7 @@ class Window:
         "last_compaction_at",
         "learned",
         "ledger_demotions",
+        "notes",
         "pending",
         "recently_modified",
         "root",
@@ -103,6 +105,9 @@ class Window:
         self.learned: list[LedgerFact] = []
         """Facts added since the last freeze, not yet told to the model (a delta carries them)."""
         self._learned_chars = 0
+        self.notes: list[str] = []
+        """Lines for the next observation delta (earlier answers a change may have outdated);
+        added with `add_note`, cleared with the other pending changes."""
         self.recently_modified: list[str] = []
         self.clock = clock
         self.chars_per_token = chars_per_token
@@ -162,6 +167,7 @@ class Window:
         clone._new_paths = set(self._new_paths)
         clone.recently_modified = list(self.recently_modified)
         clone.learned = list(self.learned)
+        clone.notes = list(self.notes)
         return clone
 
     def __getstate__(self) -> dict[str, object]:
@@ -206,6 +212,16 @@ class Window:
         self.ledger_demotions = 0
         self.learned.clear()
         self._learned_chars = 0
+        self.notes = []
+
+    def add_note(self, line: str) -> None:
+        """A line the next observation delta carries (the oldest dropped past the cap)."""
+        self.notes.append(line)
+        del self.notes[: -C.PENDING_NOTES_MAX]
+
+    def demote(self, path: str) -> None:
+        """Facts citing `path` are outdated (its bytes moved on)."""
+        self._demote(path)
 
     def _demote(self, path: str) -> None:
         ledger, demoted = demote_facts(self._ledger, path)
@@ -356,10 +372,13 @@ class Window:
 
     # --- the prompt's frozen block and its deltas ---------------------------------------
     def freeze(self) -> None:
-        """Render the volatile block anew (only at load and compaction) and drop the deltas."""
+        """Render the volatile block anew (only at load and compaction) and drop the deltas
+        (notes stay pending: the frozen block does not carry them)."""
         self.frozen = render_frozen(self._ledger, self._files)
         self.history = [t for t in self._history if t.kind not in ("observation", "ack")]
+        notes = self.notes
         self._clear_pending()
+        self.notes = notes
 
     def learn(self, facts: Iterable[LedgerFact], max_facts: int = C.MAX_LEDGER_FACTS) -> int:
         """Merge facts learnt outside a compaction (transcripts, imports) while the ledger
@@ -377,9 +396,11 @@ class Window:
         if self.frozen is None:
             self.freeze()
             return False
-        if not self.pending and not self.ledger_demotions and not self.learned:
+        if not self.pending and not self.ledger_demotions and not self.learned and not self.notes:
             return False
-        text = render_delta(self._files, self.pending, self.learned, self.ledger_demotions)
+        text = render_delta(
+            self._files, self.pending, self.learned, self.ledger_demotions, self.notes
+        )
         self._history.append(Turn("user", "observation", text))
         self._clear_pending()
         return True
@@ -422,7 +443,7 @@ class Window:
 
     def pending_chars(self) -> int:
         """Characters the next observation delta would add (0: nothing pending)."""
-        if not self.pending and not self.ledger_demotions and not self.learned:
+        if not self.pending and not self.ledger_demotions and not self.learned and not self.notes:
             return 0
         return delta_chars(
             self._pending_chars,
@@ -430,7 +451,7 @@ class Window:
             self._learned_chars,
             bool(self.learned),
             self.ledger_demotions,
-        )
+        ) + notes_chars(self.notes)
 
     def delta_chars(self) -> int:
         """Characters of observation deltas: those in the history plus the pending one."""

@@ -25,6 +25,7 @@ __all__ = [
     "PendingChange",
     "delta_chars",
     "frozen_chars",
+    "notes_chars",
     "render_delta",
     "render_frozen",
 ]
@@ -45,6 +46,7 @@ OBSERVATION_MARKERS: Final = ("[workspace update", _DELTA_END, "[observation]")
 with one copies the framing, it does not answer."""
 _NOTICES_HEADING: Final = "File status changes:"
 _LEARNED_HEADING: Final = "New durable knowledge:"
+_NOTES_HEADING: Final = "Earlier answers that may be out of date:"
 
 
 def render_frozen(ledger: Sequence[LedgerFact], files: FileTable) -> str:
@@ -84,8 +86,9 @@ def render_delta(
     pending: Mapping[str, PendingChange],
     learned: Sequence[LedgerFact],
     demotions: int,
+    notes: Sequence[str] = (),
 ) -> str:
-    """One observation message: changed files' content, status notices, new facts."""
+    """One observation message: changed files' content, status notices, new facts, notes."""
     content = [files[p] for p, k in sorted(pending.items()) if k == "content"]
     notices = [manifest_line(p, k) for p, k in sorted(pending.items()) if k != "content"]
     parts = [_DELTA_HEADING]
@@ -96,6 +99,8 @@ def render_delta(
         parts += [_LEARNED_HEADING, *(f"- {f.text}" for f in learned)]
     if demotions:
         parts.append(_demotion_notice(demotions))
+    if notes:
+        parts += [_NOTES_HEADING, *notes]
     parts.append(_DELTA_END)
     return "\n".join(parts)
 
@@ -114,6 +119,13 @@ def delta_chars(
     if demotions:
         chars += len(_demotion_notice(demotions)) + 1
     return chars
+
+
+def notes_chars(notes: Sequence[str]) -> int:
+    """What `notes` add to len(render_delta(...)) (0 without notes)."""
+    if not notes:
+        return 0
+    return len(_NOTES_HEADING) + 1 + sum(len(n) + 1 for n in notes)
 
 
 def _demotion_notice(count: int) -> str:

@@ -7,6 +7,7 @@ and carries out the effects it returns; both are plain, picklable records.
 
 from __future__ import annotations
 
+from live_memory.memory import Reread
 from live_memory.workspace.counters import WorkspaceCounters
 from live_memory.workspace.effects import (
     Account,
@@ -17,6 +18,7 @@ from live_memory.workspace.effects import (
     Fail,
     Forward,
     Persist,
+    ReadFiles,
     Reply,
     StartFork,
     WantDistil,
@@ -24,6 +26,7 @@ from live_memory.workspace.effects import (
     WriteInsights,
 )
 from live_memory.workspace.records import Answer, EventKind, FileEvent, NotifyOutcome, Question
+from live_memory.workspace.rereads import RereadCounters
 from live_memory.workspace.state import Limits, WorkspaceState
 
 __all__ = [
@@ -41,7 +44,10 @@ __all__ = [
     "NotifyOutcome",
     "Persist",
     "Question",
+    "ReadFiles",
     "Reply",
+    "Reread",
+    "RereadCounters",
     "StartFork",
     "WantDistil",
     "WantPassivation",

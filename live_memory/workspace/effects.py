@@ -21,6 +21,7 @@ __all__ = [
     "Fail",
     "Forward",
     "Persist",
+    "ReadFiles",
     "Reply",
     "StartFork",
     "WantDistil",
@@ -113,6 +114,16 @@ class Forward:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadFiles:
+    """Re-read `paths` ((workspace-relative path, ticket) pairs) off the actor once the
+    monotonic clock reaches `not_before`; report one `Reread` per path with
+    `reread_done` (the server's own read: the Read tool's jail, caps and redaction)."""
+
+    paths: tuple[tuple[str, int], ...]
+    not_before: float
+
+
+@dataclass(frozen=True, slots=True)
 class Drained:
     """The drain requested with reply slot `slot` is complete."""
 
@@ -132,4 +143,5 @@ Effect = (
     | WantPassivation
     | Forward
     | Drained
+    | ReadFiles
 )

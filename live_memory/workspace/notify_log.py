@@ -13,17 +13,20 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import replace
 
-from live_memory.memory import LedgerFact
+from live_memory.memory import LedgerFact, Reread
+from live_memory.workspace.citations import Note
 from live_memory.workspace.records import FileEvent
 
 __all__ = ["LogEntry", "NotifyLog"]
 
-LogEntry = FileEvent | tuple[LedgerFact, ...]
+LogEntry = FileEvent | tuple[LedgerFact, ...] | Reread | Note
 
 
 def _bytes(entry: LogEntry) -> int:
-    if isinstance(entry, FileEvent):
+    if isinstance(entry, FileEvent | Reread):
         return len(entry.content) if entry.content is not None else 0
+    if isinstance(entry, Note):
+        return len(entry.text)
     return sum(len(f.text) for f in entry)
 
 
@@ -78,6 +81,11 @@ class NotifyLog:
             if isinstance(entry, FileEvent) and entry.content is not None:
                 self.held_bytes -= len(entry.content)
                 self._entries[i] = (at, replace(entry, content=None, kind="write"))
+                self.stripped += 1
+            elif isinstance(entry, Reread) and entry.content is not None:
+                # Without its bytes a re-read still says the file moved on: stale.
+                self.held_bytes -= len(entry.content)
+                self._entries[i] = (at, replace(entry, content=None, outcome="unreadable"))
                 self.stripped += 1
             i += 1
         self._bare_prefix = i

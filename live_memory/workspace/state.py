@@ -42,6 +42,7 @@ from live_memory.workspace.effects import (
     WantPassivation,
     WriteInsights,
 )
+from live_memory.workspace.freshness import FreshnessEvents
 from live_memory.workspace.notify_log import NotifyLog
 from live_memory.workspace.records import Answer, FileEvent, NotifyOutcome, Question
 
@@ -65,6 +66,7 @@ class InFlight:
     slot: int
     base_version: int
     base_seq: int
+    question: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +104,7 @@ def answer_of(outcome: QuestionOutcome) -> Answer:
     )
 
 
-class WorkspaceState:
+class WorkspaceState(FreshnessEvents):
     """No threads, no actor runtime, no I/O of its own (the injected Ingestor hashes a
     known file on a bare "change" event, the only disk read, as a pure function of disk)."""
 
@@ -139,6 +141,11 @@ class WorkspaceState:
         self.tree_stale = False
         """The watcher saw HEAD move or many files come and go: rebuild at the next freeze."""
         self.refreezes = 0
+        self._init_freshness()
+
+    @property
+    def _forks_running(self) -> bool:
+        return bool(self.in_flight)
 
     # --- restore ---------------------------------------------------------------------
     def restore(self, window: Window, counters: WorkspaceCounters, version: int) -> None:
@@ -214,9 +221,12 @@ class WorkspaceState:
         # instead of a growing tail of superseded file copies.
         if window.refresh(self.limits.max_context_tokens, self.limits.refreeze_delta_share):
             self.refreezes += 1
-        hints = tuple(window.drain_recently_modified())
+            window.sync_deltas()  # what a freeze does not render (notes) still reaches it
+        hints = self._hints(window.drain_recently_modified())
         fork_id = next(self.fork_ids)
-        self.in_flight[fork_id] = InFlight(question.slot, self.version, self.notify_log.seq)
+        self.in_flight[fork_id] = InFlight(
+            question.slot, self.version, self.notify_log.seq, question.question
+        )
         return StartFork(
             fork_id,
             question.slot,
@@ -263,6 +273,8 @@ class WorkspaceState:
             self.window = window
             self.version += 1
             self.current_score = outcome.exploration
+            reads = [r.path for r in outcome.loop.reads]
+            self._answered(window, flight.question, outcome.answer_text, reads)
         self.counters.record(outcome, decision)
         self.last_activity = self.last_question_at = self.last_touch = now
         self._trim_log()
@@ -272,9 +284,11 @@ class WorkspaceState:
 
     def _replay(self, window: Window, base_seq: int) -> None:
         for entry in self.notify_log.since(base_seq):
+            if self._replay_fresh(window, entry):
+                continue
             if isinstance(entry, FileEvent):
                 self.ingestor.apply(window, entry.path, entry.kind, entry.content)
-            else:
+            elif isinstance(entry, tuple):
                 window.learn(entry, self.limits.max_ledger_facts)
 
     def fork_failed(self, fork_id: int, error: BaseException) -> list[Effect]:
@@ -330,10 +344,15 @@ class WorkspaceState:
         notifications is idle), but the manifest they change is snapshotted, debounced."""
         accepted = 0
         for event in events:
+            rel, before, claimed = self._claim(event)
+            if claimed:  # a held file changed: re-read by the shell (`rereads_due`)
+                accepted += 1
+                continue
             if self.ingestor.apply(self.window, event.path, event.kind, event.content):
                 accepted += 1
             if self.in_flight:
                 self.notify_log.append(event)
+            self._after_event(rel, before, event.kind)
         if accepted:
             self._changed(now)
         return NotifyOutcome(accepted, len(events) - accepted)
@@ -372,6 +391,7 @@ class WorkspaceState:
         self.wiped_at_version = self.version
         self.current_score = (0, 0)
         self.tree_built = False
+        self._wipe_fresh()
         self.notify_log.trim(None)
         self.saved = self.generation
         self.dirty_since = None

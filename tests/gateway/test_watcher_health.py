@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -56,7 +57,15 @@ def test_health_answers_while_the_watcher_is_busy(
         asyncio.run(service.shutdown(grace_s=1.0))
 
 
-def test_a_revalidation_marks_changed_and_deleted_window_files_only(tmp_path: Path) -> None:
+def _stats(service: LiveMemoryService, repo: Path) -> dict[str, object]:
+    stats: Future[dict[str, object]] = Future()
+    service.gateway.tell(Route(str(repo), GetStats(stats)))
+    return stats.result(WAIT_S)
+
+
+def test_a_revalidation_re_reads_changed_and_marks_deleted_window_files_only(
+    tmp_path: Path,
+) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n", "b.py": "B = 1\n", "c.py": "C\n"})
     settings = load_settings({"LIVE_MEMORY_DATA_DIR": str(tmp_path / "data")}, home=tmp_path)
     service = LiveMemoryService(settings)
@@ -71,10 +80,18 @@ def test_a_revalidation_marks_changed_and_deleted_window_files_only(tmp_path: Pa
         (repo / "a.py").write_text("A = 2\n", encoding="utf-8")
         (repo / "b.py").unlink()
         service.gateway.tell(Route(str(repo), Revalidate(files=True)))
-        stats: Future[dict[str, object]] = Future()
-        service.gateway.tell(Route(str(repo), GetStats(stats)))
-        contexts = stats.result(WAIT_S)["file_contexts"]
+        deadline = time.monotonic() + WAIT_S
+        while True:  # the held file is re-read off the actor; its result comes back later
+            stats = _stats(service, repo)
+            fresh = stats["freshness"]
+            assert isinstance(fresh, dict)
+            if fresh["waiting"] == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)  # polling the workspace's view; there is no event to wait on
+        contexts = stats["file_contexts"]
         assert isinstance(contexts, dict)
-        assert (contexts["stale"], contexts["deleted"]) == (1, 1)
+        # a.py changed: re-read, current with its new bytes; b.py gone; c.py untouched.
+        assert (contexts["stale"], contexts["deleted"], contexts["with_content"]) == (0, 1, 2)
+        assert (fresh["refreshed"], fresh["unchanged"]) == (1, 1)
     finally:
         asyncio.run(service.shutdown(grace_s=1.0))

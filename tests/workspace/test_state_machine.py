@@ -167,11 +167,12 @@ class WorkspaceMachine(RuleBasedStateMachine):
         history = self._qa(window.history)
         for text in fork.base_qa:  # nothing the fork started from is lost unless folded
             assert text in history or text in self.folded
+        waiting = self.state.rereads.waiting()  # changes to held files the shell re-reads
         for path, event in fork.notified.items():  # no notification lost across the commit
-            self._holds(window, path, event)
+            self._holds(window, path, event, path in waiting)
 
     @staticmethod
-    def _holds(window: object, path: str, event: FileEvent) -> None:
+    def _holds(window: object, path: str, event: FileEvent, reread: bool) -> None:
         ctx = window.files.get(path)  # type: ignore[attr-defined]
         if event.kind in CONTENT_KINDS and event.content is not None:
             # Current at the notified bytes (held, or shed at the cap but never outdated).
@@ -179,7 +180,7 @@ class WorkspaceMachine(RuleBasedStateMachine):
             assert ctx is not None and ctx.state == "current" and ctx.sha256 == digest
         elif event.kind == "unlink":
             assert ctx is None or ctx.state == "deleted"
-        else:
+        elif not reread:
             assert ctx is None or ctx.state != "current" or ctx.content is None
 
     @precondition(lambda self: self.forks)

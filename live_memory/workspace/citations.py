@@ -1,0 +1,123 @@
+"""Which earlier answers read or named which files, so a change can name them.
+
+An answer is remembered with the paths its tool calls read and the workspace paths its text
+cites. When one of those files moves on (new bytes, stale, deleted), `changed` returns a note
+line for the next observation delta naming those answers (by their question) as possibly out
+of date, and forgets the links (one note per answer and change; a later answer that reads the
+file again is linked anew). Bounded: the most recent `max_answers` answers, `max_paths` paths
+each; a lookup costs the answers linked to that one path.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Container, Iterable
+from dataclasses import dataclass
+
+from live_memory.config import constants as C
+
+__all__ = ["Citations", "Note", "cited_paths"]
+
+# A relative path as answers write them: `src/app.py`, `src/app.py:12`, `./README.md`.
+_PATH = re.compile(r"(?<![\w/.-])(?:\./)?((?:[\w@+-][\w.@+-]*/)*[\w@+-][\w.@+-]*\.[A-Za-z0-9]+)")
+_TEXT_SCAN_MAX_CHARS = 64 * 1024  # an answer's text scanned for paths (answers are capped)
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A line for the next observation delta (logged so a concurrent commit keeps it)."""
+
+    text: str
+
+
+def cited_paths(text: str, known: Container[str], limit: int) -> list[str]:
+    """Workspace paths `text` names: those the window knows, and any written with a
+    directory (`pkg/mod.py`); at most `limit`, in order of first mention."""
+    found: dict[str, None] = {}
+    for match in _PATH.finditer(text, 0, _TEXT_SCAN_MAX_CHARS):
+        path = match.group(1).rstrip(".")
+        if path in known or ("/" in path and ".." not in path.split("/")):
+            found[path] = None
+            if len(found) >= limit:
+                break
+    return list(found)
+
+
+@dataclass(slots=True)
+class _Answer:
+    label: str
+    paths: tuple[str, ...]
+
+
+class Citations:
+    def __init__(
+        self,
+        max_answers: int = C.CITED_ANSWERS_MAX,
+        max_paths: int = C.CITED_PATHS_PER_ANSWER,
+        label_chars: int = C.CITED_ANSWER_LABEL_CHARS,
+        per_note: int = C.CITED_ANSWERS_PER_NOTE,
+    ) -> None:
+        self.max_answers, self.max_paths = max_answers, max_paths
+        self.label_chars, self.per_note = label_chars, per_note
+        self.answers: dict[int, _Answer] = {}
+        """Oldest first."""
+        self.by_path: dict[str, dict[int, None]] = {}
+        self.ids = itertools.count(1)
+        self.notes = 0
+        """Notes produced (for /stats)."""
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.by_path
+
+    def record(self, question: str, paths: Iterable[str]) -> None:
+        """An answer was adopted that read or named `paths`."""
+        linked = tuple(dict.fromkeys(paths))[: self.max_paths]
+        if not linked:
+            return
+        answer_id = next(self.ids)
+        self.answers[answer_id] = _Answer(self._label(question), linked)
+        for path in linked:
+            self.by_path.setdefault(path, {})[answer_id] = None
+        while len(self.answers) > self.max_answers:
+            self._forget(next(iter(self.answers)))
+
+    def changed(self, path: str) -> str | None:
+        """`path` moved on: a note naming the answers linked to it (None: none)."""
+        linked = self.by_path.pop(path, None)
+        if not linked:
+            return None
+        labels = []
+        for answer_id in linked:
+            answer = self.answers[answer_id]
+            answer.paths = tuple(p for p in answer.paths if p != path)
+            labels.append(answer.label)
+            if not answer.paths:
+                del self.answers[answer_id]
+        shown = [f'"{label}"' for label in reversed(labels[-self.per_note :])]
+        more = len(labels) - len(shown)
+        named = ", ".join(shown) + (f" and {more} earlier" if more else "")
+        self.notes += 1
+        return (
+            f"- {path} changed after you answered {named}; those answers may be out of date "
+            "(re-check them against the file's current content before repeating them)."
+        )
+
+    def clear(self) -> None:
+        self.answers.clear()
+        self.by_path.clear()
+
+    def _forget(self, answer_id: int) -> None:
+        answer = self.answers.pop(answer_id)
+        for path in answer.paths:
+            linked = self.by_path.get(path)
+            if linked is not None:
+                linked.pop(answer_id, None)
+                if not linked:
+                    del self.by_path[path]
+
+    def _label(self, question: str) -> str:
+        flat = " ".join(question.split())
+        if len(flat) <= self.label_chars:
+            return flat.replace('"', "'")
+        return flat[: self.label_chars - 1].replace('"', "'") + "…"
