@@ -12,7 +12,8 @@ $(BIN)/live-memory: pyproject.toml
 	# The build backend first: upgrading it during the editable install left a broken mix of
 	# the venv's setuptools 65 and the new one (the packaging test then failed).
 	$(BIN)/python -m pip install --quiet --upgrade 'setuptools>=77' wheel
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# The ray extra too: the Ray backend's tests run a real local Ray cluster (tests/ray).
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
 	touch $@
 
 install: $(BIN)/live-memory
@@ -31,7 +32,7 @@ typecheck: install
 	$(BIN)/mypy
 
 unit: install
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 test: lint typecheck unit
 

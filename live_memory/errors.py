@@ -19,7 +19,9 @@ LiveMemoryError
 ├── SnapshotError               a snapshot could not be read or written
 │   └── AnswerNotPersisted      an answer was computed but its snapshot could not be written (507)
 ├── ShuttingDown                the server is draining and admits nothing new (503)
-└── BudgetExhausted             the daily spend cap is reached (429)
+├── BudgetExhausted             the daily spend cap is reached (429)
+└── WorkspaceUnavailable        (Ray backend) the workspace's actor cannot be reached (503)
+    └── NoCheckoutNode          no Ray node holds the workspace's checkout (503)
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ __all__ = [
     "InputError",
     "InvalidCwd",
     "LiveMemoryError",
+    "NoCheckoutNode",
     "NoProviderConfigured",
     "PathOutsideWorkspace",
     "PayloadTooLarge",
@@ -45,6 +48,7 @@ __all__ = [
     "SnapshotError",
     "UnknownJob",
     "UnknownWorkspace",
+    "WorkspaceUnavailable",
 ]
 
 
@@ -141,3 +145,11 @@ class AnswerNotPersisted(SnapshotError):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (self.reason, self.answer_text))
+
+
+class WorkspaceUnavailable(LiveMemoryError):
+    """(Ray backend) The workspace's actor could not be reached before the deadline."""
+
+
+class NoCheckoutNode(WorkspaceUnavailable):
+    """(Ray backend) No live Ray node advertises the checkout a workspace actor needs."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 from live_memory.actors.fork import ForkActor, ForkCancelled
 from live_memory.actors.gateway import AttachWatcher, GatewayActor, SweepIdle
 from live_memory.actors.inspection import InspectWorkspace, snapshot_detail
-from live_memory.actors.keep_warm import KeepWarmActor, KeepWarmConfig
+from live_memory.actors.io_loop import IoLoop
+from live_memory.actors.keep_warm import KeepWarmActor, KeepWarmConfig, keep_warm_config
 from live_memory.actors.message import (
     Answer,
     Ask,
@@ -28,7 +29,14 @@ from live_memory.actors.message import (
     Route,
     UpdateServices,
 )
-from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem, Promise
+from live_memory.actors.runtime import (
+    Actor,
+    ActorDeadError,
+    ActorRef,
+    ActorSystem,
+    Promise,
+    resolve,
+)
 from live_memory.actors.watchdog import WatchdogActor
 from live_memory.actors.workspace import WorkspaceActor
 
@@ -55,6 +63,7 @@ __all__ = [
     "GetStats",
     "ImportFacts",
     "InspectWorkspace",
+    "IoLoop",
     "KeepWarmActor",
     "KeepWarmConfig",
     "KeepWarmTick",
@@ -68,5 +77,7 @@ __all__ = [
     "UpdateServices",
     "WatchdogActor",
     "WorkspaceActor",
+    "keep_warm_config",
+    "resolve",
     "snapshot_detail",
 ]

@@ -31,7 +31,7 @@ from live_memory.agent import Services
 from live_memory.config import canonical_workspace
 from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError, ShuttingDown, UnknownWorkspace
-from live_memory.memory import SnapshotStore
+from live_memory.memory import Snapshots
 
 __all__ = ["AttachWatcher", "GatewayActor", "SweepIdle"]
 
@@ -67,7 +67,7 @@ class GatewayActor(Actor):
         system: ActorSystem,
         *,
         services: Services,
-        store: SnapshotStore,
+        store: Snapshots,
         workspace_cls: type[WorkspaceActor] = WorkspaceActor,
     ) -> None:
         super().__init__(system, "gateway")

@@ -12,9 +12,10 @@ from typing import Any
 
 from live_memory.actors.message import KeepWarmTick
 from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
+from live_memory.agent import Services
 from live_memory.config import constants as C
 
-__all__ = ["KeepWarmActor", "KeepWarmConfig", "tick_period"]
+__all__ = ["KeepWarmActor", "KeepWarmConfig", "keep_warm_config", "tick_period"]
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +27,19 @@ class KeepWarmConfig:
     enabled: bool
     interval_s: float
     max_idle_s: float
+
+
+def keep_warm_config(services: Services) -> KeepWarmConfig:
+    """The keep-warm settings of `services` (pings need a provider)."""
+    settings = services.settings
+    return KeepWarmConfig(
+        # Never for a local server, whatever LIVE_MEMORY_KEEP_WARM says (see cache_policy_for).
+        enabled=settings.keep_warm
+        and services.provider is not None
+        and not services.cache_policy.local,
+        interval_s=services.keep_warm_interval_s,
+        max_idle_s=settings.keep_warm_max_idle_s,
+    )
 
 
 @dataclass(frozen=True, slots=True)

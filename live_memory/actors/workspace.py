@@ -43,7 +43,7 @@ from live_memory.actors.workspace_effects import EffectRunner
 from live_memory.actors.workspace_stats import workspace_stats
 from live_memory.agent import Services
 from live_memory.errors import BudgetExhausted, ShuttingDown
-from live_memory.memory import SnapshotStore
+from live_memory.memory import Snapshots
 from live_memory.prompt_cache import CacheDecision
 from live_memory.providers import CacheTtl
 from live_memory.watchers import revalidation_events
@@ -68,7 +68,7 @@ class WorkspaceActor(Actor, EffectRunner):
         *,
         gateway: ActorRef[Any],
         services: Services,
-        store: SnapshotStore,
+        store: Snapshots,
         failures: int = 0,
         last_error: str | None = None,
     ) -> None:

@@ -25,7 +25,7 @@ from live_memory.agent import QuestionJob, Services, tree_chars
 from live_memory.config import constants as C
 from live_memory.memory import (
     Ingestor,
-    SnapshotStore,
+    Snapshots,
     Window,
     held_bytes_cap,
     preload,
@@ -66,7 +66,7 @@ class EffectRunner:
     toolbox: Toolbox
     ingestor: Ingestor
     cache_decision: CacheDecision | None
-    store: SnapshotStore
+    store: Snapshots
     system: ActorSystem
     gateway: ActorRef[Any]
     slots: dict[int, Future[Any]]

@@ -28,6 +28,9 @@ RESTART_KEYS: Final = frozenset(
         "log_level",
         "log_file",
         "passivate_after_s",  # the passivation sweep is scheduled at start
+        "backend",  # the actor runtime is chosen at start
+        "ray_address",
+        "ray_namespace",
     }
 )
 """Settings read once at start: `POST /reload` re-reads them, but they change only with a

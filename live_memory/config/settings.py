@@ -11,11 +11,12 @@ from typing import Literal
 
 from live_memory.config import constants as C
 
-__all__ = ["Concurrency", "RepoRootMode", "Settings", "WatcherMode"]
+__all__ = ["Backend", "Concurrency", "RepoRootMode", "Settings", "WatcherMode"]
 
 Concurrency = Literal["parallel", "serial"]
 RepoRootMode = Literal["nearest", "outermost"]
 WatcherMode = Literal["off", "os"]
+Backend = Literal["local", "ray"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +89,11 @@ class Settings:
     provider_problem: str | None = None
     """When `provider` is None: what the user must set, e.g. 'set LIVE_MEMORY_API_KEY ...'."""
     config_file: Path | None = None
+    backend: Backend = "local"
+    """`local`: pykka actors in this process; `ray`: workspace actors on a Ray cluster."""
+    ray_address: str = C.DEFAULT_RAY_ADDRESS
+    """`auto`, a head address (`host:port`, `ray://host:port`), or empty: a private instance."""
+    ray_namespace: str = C.DEFAULT_RAY_NAMESPACE
 
     @property
     def effective_summary_model(self) -> str:

@@ -194,6 +194,22 @@ def _path(raw: object, label: str) -> str:
     raise ConfigError(f"{label} must be a file system path, got {show(raw)}")
 
 
+def _ray_address(raw: object, label: str) -> str:
+    """`auto`, or `[ray://]host:port` (an empty value is "unset": a private instance)."""
+    if isinstance(raw, str):
+        text = raw.strip()
+        if text == "auto":
+            return text
+        parts = urlsplit(text if "://" in text else f"ray://{text}")
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        if parts.scheme == "ray" and parts.hostname and port and parts.path in ("", "/"):
+            return text
+    raise ConfigError(f"{label} must be auto or host:port (or ray://host:port), got {show(raw)}")
+
+
 VARIABLES: Final[dict[str, Parser]] = {
     "host": _word,
     "port": _integer(1, 65535),
@@ -243,6 +259,9 @@ VARIABLES: Final[dict[str, Parser]] = {
     "max_ledger_facts": _integer(1, None),
     "max_pending_questions": _integer(0, None),
     "request_timeout_s": _number(0.0, lo_open=True),
+    "backend": _choice(*C.BACKENDS),
+    "ray_address": _ray_address,
+    "ray_namespace": _word,
 }
 """Config key (= Settings field = env name without prefix, lower case) -> parser."""
 

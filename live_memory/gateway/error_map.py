@@ -19,6 +19,7 @@ from live_memory.errors import (
     ShuttingDown,
     UnknownJob,
     UnknownWorkspace,
+    WorkspaceUnavailable,
 )
 from live_memory.gateway.json_response import ORJSONResponse
 
@@ -38,6 +39,7 @@ _STATUS: tuple[tuple[type[BaseException], int], ...] = (
     (ConfigError, 422),
     (NoProviderConfigured, 503),
     (ShuttingDown, 503),
+    (WorkspaceUnavailable, 503),
     (ProviderError, 502),
     (TimeoutError, 504),
     (AnswerNotPersisted, 507),

@@ -111,7 +111,7 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
         return ORJSONResponse(await reload(request))
 
     async def actors(request: Request) -> Response:
-        return ORJSONResponse(_service(request).actors())
+        return ORJSONResponse(await _service(request).cluster_actors())
 
     async def api_ask(request: Request) -> Response:
         body = _object(await _body(request))

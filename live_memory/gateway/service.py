@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from live_memory import __version__
 from live_memory.actors import (
@@ -31,7 +31,6 @@ from live_memory.actors import (
     GetStats,
     ImportFacts,
     KeepWarmActor,
-    KeepWarmConfig,
     ListWorkspaces,
     Notify,
     NotifyOutcome,
@@ -40,6 +39,7 @@ from live_memory.actors import (
     SweepIdle,
     UpdateServices,
     WatchdogActor,
+    keep_warm_config,
 )
 from live_memory.agent import Services, Stores, build_services, clamp_answer_tokens
 from live_memory.config import Settings, canonical_workspace
@@ -63,25 +63,13 @@ from live_memory.knowledge import (
     digest_transcript,
     health_banner,
 )
-from live_memory.memory import LedgerFact, SnapshotStore
+from live_memory.memory import LedgerFact, Snapshots, SnapshotStore
 from live_memory.watchers import WatcherBoard
 
 __all__ = ["LiveMemoryService"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-def keep_warm_config(services: Services) -> KeepWarmConfig:
-    settings = services.settings
-    return KeepWarmConfig(
-        # Never for a local server, whatever LIVE_MEMORY_KEEP_WARM says (see cache_policy_for).
-        enabled=settings.keep_warm
-        and services.provider is not None
-        and not services.cache_policy.local,
-        interval_s=services.keep_warm_interval_s,
-        max_idle_s=settings.keep_warm_max_idle_s,
-    )
 
 
 def _list(value: object, name: str) -> list[object]:
@@ -107,10 +95,16 @@ def _fact(item: object, index: int) -> LedgerFact:
     return LedgerFact(text, tuple((s[0], s[1]) for s in sources), category, bool(item.get("stale")))
 
 
+class _Gateway(Protocol):
+    """Where the edge sends workspace messages: the local GatewayActor, or the Ray router."""
+
+    def tell(self, message: Any) -> None: ...
+
+
 class LiveMemoryService:
     """One per app: owns the actor system for the app's lifetime."""
 
-    def __init__(self, settings: Settings, *, store: SnapshotStore | None = None) -> None:
+    def __init__(self, settings: Settings, *, store: Snapshots | None = None) -> None:
         self.settings = settings
         self.started_at = time.time()
         self.stores = Stores(
@@ -124,23 +118,37 @@ class LiveMemoryService:
                 "transcript queue: %d recovered, %d old sessions dropped", recovered, dropped
             )
         self.services: Services = build_services(settings, self.stores)
-        self.store = store or SnapshotStore(settings.snapshot_dir)
+        self.store: Snapshots = store or SnapshotStore(settings.snapshot_dir)
         self.system = ActorSystem()
-        self.gateway = self.system.start(GatewayActor, services=self.services, store=self.store)
-        idle_s = settings.passivate_after_s
-        self.system.every(
-            min(C.PASSIVATION_SWEEP_S, idle_s / 2), self.gateway, lambda: SweepIdle(idle_s)
-        )
-        self.keep_warm = self.system.start(
-            KeepWarmActor, gateway=self.gateway, config=keep_warm_config(self.services)
-        )
         self.watcher: ActorRef[Any] | None = None
         self.watcher_board = WatcherBoard()
-        if settings.watcher == "os":
-            self.watcher = self.system.start(
-                WatchdogActor, gateway=self.gateway, settings=settings, board=self.watcher_board
+        self.keep_warm: ActorRef[Any] | None = None
+        self.router: Any = None
+        """The Ray backend's router (None: the local backend)."""
+        self.reply_timeout_s = C.EDGE_REPLY_TIMEOUT_S
+        if settings.backend == "ray":
+            # Workspace actors, their keep-warm and watcher live on the cluster (docs/SCALING.md).
+            from live_memory.ray_backend import RayRouter, connect  # noqa: PLC0415
+
+            connect(settings)
+            self.router = RayRouter(settings, self.store, self.system.io)
+            self.gateway: _Gateway = self.router
+            self.reply_timeout_s = C.RAY_EDGE_REPLY_TIMEOUT_S  # an actor may be (re)starting
+        else:
+            gateway = self.system.start(GatewayActor, services=self.services, store=self.store)
+            self.gateway = gateway
+            idle_s = settings.passivate_after_s
+            self.system.every(
+                min(C.PASSIVATION_SWEEP_S, idle_s / 2), gateway, lambda: SweepIdle(idle_s)
             )
-            self.gateway.tell(AttachWatcher(self.watcher))
+            self.keep_warm = self.system.start(
+                KeepWarmActor, gateway=gateway, config=keep_warm_config(self.services)
+            )
+            if settings.watcher == "os":
+                self.watcher = self.system.start(
+                    WatchdogActor, gateway=gateway, settings=settings, board=self.watcher_board
+                )
+                gateway.tell(AttachWatcher(self.watcher))
         self.closing = False
         self.blocking = BlockingCalls()
         """SQLite and file-system calls of the edge: never on the event loop."""
@@ -210,7 +218,7 @@ class LiveMemoryService:
     ) -> T:
         reply: Future[T] = Future()
         self._send(ask_arguments.cwd(cwd), make(reply), activate=activate)
-        return await wait_reply(reply, C.EDGE_REPLY_TIMEOUT_S)
+        return await wait_reply(reply, self.reply_timeout_s)
 
     def _send(self, cwd: str, message: Any, *, activate: bool = True) -> None:
         """Tell the workspace for `cwd`: directly on a remembered handle, else through the
@@ -332,7 +340,7 @@ class LiveMemoryService:
     async def health(self) -> dict[str, object]:
         reply: Future[list[str]] = Future()
         self.gateway.tell(ListWorkspaces(reply))
-        active = await wait_reply(reply, C.EDGE_REPLY_TIMEOUT_S)
+        active = await wait_reply(reply, self.reply_timeout_s)
         body: dict[str, object] = {
             "status": "ok" if self.settings.provider else "no_provider",
             "version": __version__,
@@ -378,7 +386,8 @@ class LiveMemoryService:
         """Hot reload: new questions use `services`; in-flight ones finish on the old."""
         self.settings, self.services = settings, services
         self.gateway.tell(UpdateServices(services))
-        self.keep_warm.tell(keep_warm_config(services))
+        if self.keep_warm is not None:
+            self.keep_warm.tell(keep_warm_config(services))
 
     async def watcher_status(self) -> dict[str, object] | None:
         """What the watcher last published: never waits on the watcher (it may be walking
@@ -389,6 +398,17 @@ class LiveMemoryService:
 
     def actors(self) -> list[dict[str, object]]:
         return self.system.inventory()
+
+    async def cluster_actors(self) -> list[dict[str, object]]:
+        """`/actors`: this process's actors, and with the Ray backend every workspace actor
+        of the cluster (one row for its host, then its actors), each with its node."""
+        rows = self.actors()
+        if self.router is not None:
+            for host in await self.router.inventory():
+                inner = host.pop("actors", [])
+                rows.append({"kind": "ray_workspace_host", "name": host.get("root"), **host})
+                rows.extend(inner if isinstance(inner, list) else [])
+        return rows
 
     async def shutdown(self, grace_s: float = C.SHUTDOWN_GRACE_S) -> None:
         """Stop admissions, let in-flight questions finish up to `grace_s`, flush, stop."""
@@ -406,5 +426,9 @@ class LiveMemoryService:
             except Exception:  # closing a client must never block the shutdown
                 logger.exception("closing the provider client failed")
         await asyncio.to_thread(self.system.shutdown)
+        if self.router is not None:
+            from live_memory.ray_backend import disconnect  # noqa: PLC0415
+
+            await asyncio.to_thread(disconnect)
         await asyncio.to_thread(self.blocking.close)
         self.stores.close()

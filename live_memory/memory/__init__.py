@@ -27,6 +27,7 @@ from live_memory.memory.persist import facts_from_state, window_from_state, wind
 from live_memory.memory.preload import preload
 from live_memory.memory.reread import Reread, RereadOutcome, apply_reread
 from live_memory.memory.snapshot_store import SnapshotStore
+from live_memory.memory.snapshots import Snapshots
 from live_memory.memory.window import Window
 from live_memory.memory.window_text import OBSERVATION_MARKERS
 
@@ -42,6 +43,7 @@ __all__ = [
     "Reread",
     "RereadOutcome",
     "SnapshotStore",
+    "Snapshots",
     "Turn",
     "Watermarks",
     "Window",

@@ -1,0 +1,41 @@
+"""The snapshot store interface: what workspace actors, the gateway and the Ray backend's
+hosts need of wherever snapshots live.
+
+`SnapshotStore` (snapshot_store.py) is the filesystem implementation: one JSON file per
+workspace under a directory, which on a cluster is a shared path (LIVE_MEMORY_DATA_DIR on
+shared storage) so that a workspace actor restarted on any node restores the same state.
+Another implementation (an object store, a database) provides these methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Protocol
+
+__all__ = ["Snapshots"]
+
+
+class Snapshots(Protocol):
+    write_error: str | None
+    """Why the last write failed; None once a write succeeds (/health)."""
+
+    def path_for(self, root: Path) -> Path:
+        """Where `root`'s snapshot lives (the dashboard reads its modification time)."""
+        ...
+
+    def save(self, root: Path, payload: Mapping[str, object]) -> None:
+        """Replace `root`'s snapshot atomically; raises SnapshotError when it cannot."""
+        ...
+
+    def load(self, root: Path) -> dict[str, object] | None:
+        """`root`'s state, or None (never saved, or set aside as untrustworthy)."""
+        ...
+
+    def quarantine(self, root: Path, detail: str) -> None:
+        """Set `root`'s snapshot aside (it could not be restored), never delete it."""
+        ...
+
+    def delete(self, root: Path) -> None: ...
+
+    def exists(self, root: Path) -> bool: ...

@@ -1,0 +1,53 @@
+"""The workspace actor as a Ray workspace host runs it: notifications durable when acknowledged.
+
+Locally a notification's effect on the manifest is snapshotted debounced (a crash of the one
+process loses the last seconds, and so does everything else it held). On a cluster the
+workspace actor's process is expected to die and come back (node loss, a kill, an upgrade),
+and the gateway has already told the hook "accepted": so the host follows every accepted
+notification with a `Flush`, and acknowledges only once the snapshot is written. Everything
+else is the local WorkspaceActor, unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from live_memory.actors import Promise, Route, WorkspaceActor, resolve
+from live_memory.workspace import Limits
+
+__all__ = ["DurableWorkspaceActor", "Flush"]
+
+
+@dataclass(frozen=True, slots=True)
+class Flush:
+    """Write the snapshot now if anything changed; reply with why it failed, or None."""
+
+    reply: Promise[str | None]
+
+
+class DurableWorkspaceActor(WorkspaceActor):
+    def limits(self) -> Limits:
+        # No debounce: a snapshot owed is written at the next tick or Flush, not seconds later.
+        base = super().limits()
+        return Limits(
+            concurrency=base.concurrency,
+            max_pending=base.max_pending,
+            max_context_tokens=base.max_context_tokens,
+            refreeze_delta_share=base.refreeze_delta_share,
+            manifest_debounce_s=0.0,
+            notify_log_max_bytes=base.notify_log_max_bytes,
+            max_ledger_facts=base.max_ledger_facts,
+        )
+
+    def handle(self, message: Any) -> None:
+        if not isinstance(message, Flush):
+            super().handle(message)
+        elif self.passivating:  # after the Notify it follows, on the next incarnation
+            self.gateway.tell(Route(self.root, message))
+        else:
+            state = self.state
+            self.event(lambda: state.tick(time.monotonic(), math.inf))
+            resolve(message.reply, state.degraded if state.dirty else None)

@@ -1,0 +1,158 @@
+"""WorkspaceHost: the body of one named, detached Ray actor serving one workspace.
+
+It hosts what the local backend runs for a workspace, unchanged: the pure WorkspaceState in a
+WorkspaceActor (here `DurableWorkspaceActor`), its fork actors, and its effect runner, in a
+private actor system of the host's process, behind a GatewayActor that supervises it
+(passivation, restarts after a broken handler, forks adopted across a restart). Keep-warm and
+the OS watcher run here too, one of each per workspace on the node that holds the checkout:
+a ping is sent once however many gateways there are, and the watcher sees the files it watches.
+
+Every call is one plain request record (`wire`) in and an `Outcome` out; the reply slot of the
+local message never leaves this process. When Ray restarts the process (it was killed, or its
+node was lost), `__init__` runs again and the workspace restores from its snapshot on the
+shared data directory before the first request is served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from concurrent.futures import Future
+from typing import Any
+
+from live_memory.actors import (
+    ActorSystem,
+    AttachWatcher,
+    GatewayActor,
+    GetStats,
+    KeepWarmActor,
+    NotifyOutcome,
+    Route,
+    SweepIdle,
+    UpdateServices,
+    WatchdogActor,
+    keep_warm_config,
+)
+from live_memory.agent import Stores, build_services
+from live_memory.config import Settings
+from live_memory.config import constants as C
+from live_memory.errors import LiveMemoryError
+from live_memory.knowledge import TranscriptQueue, UsageLedger
+from live_memory.memory import Snapshots, SnapshotStore
+from live_memory.ray_backend.durable import DurableWorkspaceActor, Flush
+from live_memory.ray_backend.wire import AskRequest, Outcome, PlainRequest, Request, request_message
+from live_memory.watchers import WatcherBoard
+
+__all__ = ["WorkspaceHost"]
+
+logger = logging.getLogger(__name__)
+
+
+class WorkspaceHost:
+    def __init__(self, root: str, settings: Settings) -> None:
+        began = time.monotonic()
+        os.umask(C.DATA_UMASK)
+        self.root, self.settings = root, settings
+        self.started_at = time.time()
+        self.stores = Stores(
+            UsageLedger(settings.data_dir / C.USAGE_FILE_NAME),
+            TranscriptQueue(settings.data_dir / C.TRANSCRIPT_QUEUE_FILE_NAME),
+        )
+        self.services = build_services(settings, self.stores)
+        self.store: Snapshots = SnapshotStore(settings.snapshot_dir)
+        self.system = ActorSystem()
+        self.gateway = self.system.start(
+            GatewayActor,
+            services=self.services,
+            store=self.store,
+            workspace_cls=DurableWorkspaceActor,
+        )
+        idle_s = settings.passivate_after_s
+        self.system.every(
+            min(C.PASSIVATION_SWEEP_S, idle_s / 2), self.gateway, lambda: SweepIdle(idle_s)
+        )
+        self.keep_warm = self.system.start(
+            KeepWarmActor, gateway=self.gateway, config=keep_warm_config(self.services)
+        )
+        self.watcher_board = WatcherBoard()
+        if settings.watcher == "os":
+            watcher = self.system.start(
+                WatchdogActor, gateway=self.gateway, settings=settings, board=self.watcher_board
+            )
+            self.gateway.tell(AttachWatcher(watcher))
+        # Activate (restore the snapshot, preload) before serving: a restarted host answers
+        # its first request from the restored memory, and the time it took is reported.
+        ready: Future[dict[str, object]] = Future()
+        self.gateway.tell(Route(root, GetStats(ready)))
+        try:
+            ready.result(timeout=C.RAY_HOST_ACTIVATE_TIMEOUT_S)
+        except Exception:  # served anyway: each request reports its own failure
+            logger.exception("workspace %s did not activate", root)
+        self.restore_s = time.monotonic() - began
+
+    async def call(self, request: Request) -> Outcome:
+        """Serve one request; a LiveMemoryError (or timeout) comes back as `Outcome.error`."""
+        reply: Future[Any] = Future()
+        try:
+            message = request_message(request, reply)
+            self.gateway.tell(Route(self.root, message))
+            value = await _wait(reply, _timeout(request))
+            if isinstance(value, NotifyOutcome) and value.accepted:
+                await self._flush()
+            return Outcome(value)
+        except (LiveMemoryError, TimeoutError) as exc:
+            return Outcome(error=exc)
+
+    async def _flush(self) -> None:
+        done: Future[str | None] = Future()
+        self.gateway.tell(Route(self.root, Flush(done)))
+        problem = await _wait(done, C.EDGE_REPLY_TIMEOUT_S)
+        if problem is not None:
+            raise LiveMemoryError(f"the notification is applied but not persisted: {problem}")
+
+    async def reconfigure(self, settings: Settings) -> None:
+        """A gateway's configuration reload: later questions use the new services."""
+        self.settings = settings
+        self.services = await asyncio.to_thread(build_services, settings, self.stores)
+        self.gateway.tell(UpdateServices(self.services))
+        self.keep_warm.tell(keep_warm_config(self.services))
+
+    async def inventory(self) -> dict[str, object]:
+        """This host's actors, with where they run (for /actors on any gateway)."""
+        import ray  # noqa: PLC0415  (only ever imported inside a Ray worker)
+
+        context = ray.get_runtime_context()
+        where = {
+            "node_id": context.get_node_id(),
+            "node_ip": ray.util.get_node_ip_address(),  # type: ignore[no-untyped-call]
+            "pid": os.getpid(),
+            "ray_actor_id": context.get_actor_id(),
+        }
+        return {
+            "root": self.root,
+            "started_at": self.started_at,
+            "restore_s": round(self.restore_s, 3),
+            "restarted": context.was_current_actor_reconstructed,
+            **where,
+            "actors": [row | where for row in self.system.inventory()],
+        }
+
+
+def _timeout(request: Request) -> float:
+    if isinstance(request, AskRequest):
+        return max(request.budget_s, 0.0) + C.HARD_DEADLINE_MARGIN_S
+    assert isinstance(request, PlainRequest)
+    return C.EDGE_REPLY_TIMEOUT_S
+
+
+async def _wait(reply: Future[Any], timeout_s: float) -> Any:
+    """Await an actor's reply slot on this actor's event loop; a cancelled call (the gateway
+    gave up) cancels the slot, so the workspace learns its asker went away."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await asyncio.wrap_future(reply)
+    finally:
+        if not reply.done():
+            reply.cancel()

@@ -1,0 +1,73 @@
+"""One real Ray cluster and two `live-memory serve` gateways (LIVE_MEMORY_BACKEND=ray) on it,
+shared by the whole Ray set: Ray's start-up is paid once per session, never per test.
+
+Every test of this package is marked `ray` and kept on one xdist worker (`xdist_group`), so
+`pytest -n 2 --dist loadgroup` still starts only one cluster.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support.fakes import FakeProvider, Text
+from tests.support.ray_cluster import RayCluster
+from tests.support.repo import make_repo
+from tests.support.server_process import ServerProcess
+
+pytest.importorskip("ray", reason="the Ray backend's extra is not installed")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.ray)
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
+@dataclass
+class RaySet:
+    cluster: RayCluster
+    fake: FakeProvider
+    a: ServerProcess
+    b: ServerProcess
+    checkouts: Path
+    data_dir: Path
+
+    def repo(self, name: str, files: dict[str, str] | None = None) -> Path:
+        """A fresh git repository beneath the directory the cluster's node holds."""
+        return make_repo(
+            self.checkouts / name, files or {"src/app.py": "def answer():\n    return 42\n"}
+        )
+
+
+@pytest.fixture(scope="session")
+def ray_set(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RaySet]:
+    checkouts = tmp_path_factory.mktemp("ray-checkouts")
+    data_dir = tmp_path_factory.mktemp("ray-data")  # the shared LIVE_MEMORY_DATA_DIR
+    with FakeProvider() as fake, RayCluster(checkouts) as cluster:
+        fake.responder = lambda recorded: Text("ray answer")
+        env = {
+            "ANTHROPIC_API_KEY": "dummy-key",
+            "ANTHROPIC_BASE_URL": fake.anthropic_base_url,
+            "LIVE_MEMORY_BACKEND": "ray",
+            "LIVE_MEMORY_RAY_ADDRESS": cluster.address,
+            "LIVE_MEMORY_RAY_NAMESPACE": f"test-{uuid.uuid4().hex[:8]}",
+        }
+        a, b = ServerProcess(data_dir, env), ServerProcess(data_dir, env)
+        with ThreadPoolExecutor(2) as pool:  # both gateways join the cluster at once
+            started = [pool.submit(a.start), pool.submit(b.start)]
+        try:
+            for future in started:
+                future.result()
+            yield RaySet(cluster, fake, a, b, checkouts, data_dir)
+        finally:
+            for server in (a, b):
+                if server.proc is not None:
+                    server.stop()
