@@ -8,7 +8,9 @@ each pattern in each mode against the raw `rg` run that answers the same questio
 for files_with_matches, `rg -c` for count, `rg -n` for content (which prints every matching
 line; Grep shows at most 2000). Runs alternate (rg, Grep, rg, Grep, ...) so both see the same
 machine load; the best of --runs is kept and "ratio" is Grep / rg (the target is <= 1.3).
-"1st" is a fresh toolbox's first search. --fallback also times the pure-Python engine once.
+"cpu" is the same ratio of CPU seconds (user + system, rg's and ours), which a shared machine
+disturbs less than wall time. "1st" is a fresh toolbox's first search. --fallback also times
+the pure-Python engine once.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import subprocess
 import tempfile
 import time
@@ -87,6 +90,18 @@ def timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
+def cpu_timed(action: Callable[[], object]) -> tuple[float, float]:
+    """(wall, CPU) seconds of `action`: this process's and its children's user + system."""
+    before = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    wall = timed(action)
+    after = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    cpu = sum(
+        a.ru_utime + a.ru_stime - b.ru_utime - b.ru_stime
+        for a, b in zip(after, before, strict=True)
+    )
+    return wall, cpu
+
+
 def raw_rg(rg: str, root: Path, flag: str, pattern: str, glob: str | None) -> Callable[[], object]:
     globs = ["-g", glob] if glob else []
 
@@ -151,31 +166,40 @@ def compare(rg: str, root: Path, runs: int, *, fallback: bool) -> None:
     slow = Toolbox(root, use_ripgrep=False)
     header = (
         f"{'pattern':42} {'mode':18} {'glob':5} {'rg':>6} {'Grep':>6} {'ratio':>6} {'median':>6} "
-        f"{'1st':>6}"
+        f"{'cpu':>5} {'1st':>6}"
     )
     if fallback:
         header += f" {'python':>7}"
     print(header + f"   (ms, best of {runs}; median = ratio of the medians)")
     ratios: list[float] = []
+    cpu_ratios: list[float] = []
     for pattern in PATTERNS:
         raw_rg(rg, root, "-l", pattern, None)()  # warm the page cache
         for (mode, flag), glob in ((m, g) for m in MODES for g in (None, "*.py")):
             first = timed(ours(Toolbox(root), mode, pattern, glob))
-            raw_runs, our_runs = [], []
+            raw_runs, our_runs, raw_cpu, our_cpu = [], [], [], []
             for _ in range(runs):
-                raw_runs.append(timed(raw_rg(rg, root, flag, pattern, glob)))
-                our_runs.append(timed(ours(fast, mode, pattern, glob)))
+                wall, cpu = cpu_timed(raw_rg(rg, root, flag, pattern, glob))
+                raw_runs.append(wall)
+                raw_cpu.append(cpu)
+                wall, cpu = cpu_timed(ours(fast, mode, pattern, glob))
+                our_runs.append(wall)
+                our_cpu.append(cpu)
             raw, our = min(raw_runs), min(our_runs)
             median = sorted(our_runs)[runs // 2] / sorted(raw_runs)[runs // 2]
             ratios.append(our / raw)
+            cpu_ratios.append(min(our_cpu) / max(min(raw_cpu), 1e-6))
             line = (
                 f"{pattern:42} {mode:18} {glob or '-':5} {raw * 1000:6.0f} {our * 1000:6.0f} "
-                f"{our / raw:6.2f} {median:6.2f} {first * 1000:6.0f}"
+                f"{our / raw:6.2f} {median:6.2f} {cpu_ratios[-1]:5.2f} {first * 1000:6.0f}"
             )
             if fallback:
                 line += f" {timed(ours(slow, mode, pattern, glob)) * 1000:7.0f}"
             print(line, flush=True)
-    print(f"worst ratio {max(ratios):.2f}, median {sorted(ratios)[len(ratios) // 2]:.2f}")
+    print(
+        f"worst ratio {max(ratios):.2f}, median {sorted(ratios)[len(ratios) // 2]:.2f}; "
+        f"cpu: worst {max(cpu_ratios):.2f}, median {sorted(cpu_ratios)[len(cpu_ratios) // 2]:.2f}"
+    )
 
 
 def check_agreement(root: Path) -> None:

@@ -15,11 +15,11 @@ from live_memory.tools.arguments import ToolArgs
 from live_memory.tools.find_paths import run_find_paths
 from live_memory.tools.git_tools import run_get_changed_files, run_git_search
 from live_memory.tools.glob import run_glob
-from live_memory.tools.grep import run_grep
-from live_memory.tools.grep_engine import GrepEngine, PythonEngine
+from live_memory.tools.grep import GrepEngine, run_grep
+from live_memory.tools.grep_fallback import python_search
 from live_memory.tools.outcome import ToolOutcome
 from live_memory.tools.read import run_read
-from live_memory.tools.ripgrep import RipgrepEngine, find_ripgrep
+from live_memory.tools.ripgrep import find_ripgrep, rg_search
 from live_memory.tools.schema import TOOL_NAMES, TOOL_SPECS
 from live_memory.tools.scope import Scope
 
@@ -54,9 +54,8 @@ class Toolbox:
         )
         self._max_output_chars = max_output_chars
         binary = find_ripgrep() if use_ripgrep else None
-        engine: GrepEngine = RipgrepEngine(binary) if binary else PythonEngine()
-        logger.debug("toolbox for %s greps with %s", self._scope.root, engine.name)
-        self._grep_engine = engine
+        engine: GrepEngine = functools.partial(rg_search, binary) if binary else python_search
+        self._grep_engine = "ripgrep" if binary else "python"
         self._handlers: dict[str, _Handler] = {
             "Read": run_read,
             "Grep": functools.partial(run_grep, engine=engine),
@@ -73,7 +72,7 @@ class Toolbox:
     @property
     def grep_engine(self) -> str:
         """'ripgrep' or 'python': which Grep implementation this toolbox uses."""
-        return self._grep_engine.name
+        return self._grep_engine
 
     @staticmethod
     def specs() -> tuple[ToolSpec, ...]:

@@ -1,5 +1,5 @@
 """Grep on ripgrep as it is: what rg decides (ignores, binaries, links), what Grep adds
-(git internals, globs that never resurrect ignored files, submodules, big files, redaction
+(git internals, globs as rg's `--glob`, submodules, big files, redaction
 of the lines shown with their neighbourhood), and a fallback that cannot freeze the server."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import pytest
 
 from live_memory.config.constants import READ_MAX_FILE_BYTES, SECRET_REDACTION
 from live_memory.tools import Toolbox
+from live_memory.tools.ripgrep import find_ripgrep
 from tests.support.repo import git, make_repo
 from tests.tools.conftest import write_tree
 
@@ -79,8 +80,8 @@ def test_rg_decides_ignores_and_grep_never_searches_git_internals(repo: Path) ->
 @pytest.mark.parametrize(
     ("glob", "expected"),
     [
-        ("*.log", []),  # a glob never resurrects an ignored file
-        ("*.py", ["src/app.py", "src/deep/test_x.py", "vendor/lib.py"]),
+        ("*.log", ["debug.log"]),  # as `rg --glob`: a glob naming files matches ignored ones
+        ("*.py", ["src/app.py", "src/deep/test_x.py", "vendor/lib.py"]),  # not build/out.py
         ("src/**/test_*.py", ["src/deep/test_x.py"]),
         ("src/*.py", ["src/app.py"]),
         ("!*.{py,txt}", ["docs/a.md"]),
@@ -151,7 +152,7 @@ def test_the_python_fallback_runs_a_catastrophic_regex_without_freezing_the_serv
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = write_tree(tmp_path / "plain", {"a.txt": "a" * 40 + "!\n"})
-    monkeypatch.setattr("live_memory.tools.grep.TOOL_SUBPROCESS_TIMEOUT_S", 2.0)
+    monkeypatch.setattr("live_memory.config.constants.TOOL_SUBPROCESS_TIMEOUT_S", 2.0)
     toolbox = Toolbox(root, use_ripgrep=False)
     ticks = 0
     done = threading.Event()
@@ -175,3 +176,25 @@ def test_the_python_fallback_runs_a_catastrophic_regex_without_freezing_the_serv
     assert time.monotonic() - started < 30
     assert ticks >= 20
     assert not os.path.exists(root / "core")
+
+
+@pytest.mark.parametrize("mode", ["files_with_matches", "count", "content"])
+def test_every_search_runs_rg_once(repo: Path, tmp_path: Path, mode: str) -> None:
+    """Content mode too: line numbers come from the same run as the hits (no count pass)."""
+    rg = find_ripgrep()
+    assert rg is not None
+    calls = tmp_path / "calls"
+    wrapper = tmp_path / "rg"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {rg} "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("live_memory.tools.toolbox.find_ripgrep", lambda: str(wrapper))
+        toolbox = Toolbox(repo)
+        found = toolbox.run("Grep", {"pattern": "TODO", "output_mode": mode, "glob": "*.md"})
+    expected = {
+        "files_with_matches": "Found 1 file\ndocs/a.md",
+        "count": "docs/a.md:1\n[1 matching lines in 1 files]",
+        "content": "docs/a.md:1:TODO docs",
+    }
+    assert found.text == expected[mode]
+    assert len(calls.read_text(encoding="utf-8").splitlines()) == 1

