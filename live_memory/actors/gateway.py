@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +27,7 @@ from live_memory.actors.message import (
 from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
 from live_memory.actors.workspace import WorkspaceActor
 from live_memory.agent import Services
-from live_memory.config import canonical_workspace
-from live_memory.config import constants as C
+from live_memory.config import ResolvedRoots
 from live_memory.errors import LiveMemoryError, ShuttingDown, UnknownWorkspace
 from live_memory.memory import Snapshots
 
@@ -75,7 +73,7 @@ class GatewayActor(Actor):
         self.store = store
         self.active: dict[str, ActorRef[Any]] = {}
         self.passivating: dict[str, list[Any]] = {}
-        self.resolved: OrderedDict[str, str] = OrderedDict()
+        self.resolved = ResolvedRoots()
         self.closing = False
         self.watcher: ActorRef[Any] | None = None
         self.restarting: set[str] = set()
@@ -116,20 +114,7 @@ class GatewayActor(Actor):
                 super().handle(message)
 
     def _resolve(self, cwd: str) -> str:
-        root = self.resolved.get(cwd)
-        if root is not None:
-            self.resolved.move_to_end(cwd)
-            return root
-        settings = self.services.settings
-        root = str(
-            canonical_workspace(
-                cwd, canonicalize=settings.canonicalize_workspace, mode=settings.repo_root_mode
-            )
-        )
-        self.resolved[cwd] = root
-        if len(self.resolved) > C.RESOLVE_CACHE_SIZE:
-            self.resolved.popitem(last=False)
-        return root
+        return self.resolved.resolve(cwd, self.services.settings)
 
     def _route(self, route: Route) -> None:
         try:
@@ -201,8 +186,7 @@ class GatewayActor(Actor):
         elif not self.passivating.get(root):
             # Nothing of a passivated workspace stays in memory but its name on disk: stale
             # cwd entries would pin the allocator pages its actor's objects were freed from.
-            for cwd in [c for c, r in self.resolved.items() if r == root]:
-                del self.resolved[cwd]
+            self.resolved.forget_root(root)
         for route in self.passivating.pop(root, []):
             self._route(route)
 

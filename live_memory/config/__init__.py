@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from live_memory.config import constants
-from live_memory.config.canonical import canonical_workspace
+from live_memory.config.canonical import ResolvedRoots, canonical_workspace
 from live_memory.config.exposure import check_exposure, is_loopback
 from live_memory.config.loader import config_file_values, config_items, load_settings, write_config
 from live_memory.config.logging_setup import configure_logging, reset_logging
@@ -18,6 +18,7 @@ __all__ = [
     "RESTART_KEYS",
     "Concurrency",
     "RepoRootMode",
+    "ResolvedRoots",
     "Settings",
     "WatcherMode",
     "canonical_workspace",

@@ -10,12 +10,14 @@ from __future__ import annotations
 import logging
 import os
 import stat
+from collections import OrderedDict
 from pathlib import Path
 
-from live_memory.config.settings import RepoRootMode
+from live_memory.config import constants as C
+from live_memory.config.settings import RepoRootMode, Settings
 from live_memory.errors import InvalidCwd
 
-__all__ = ["canonical_workspace"]
+__all__ = ["ResolvedRoots", "canonical_workspace"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,3 +77,34 @@ def _has_git_marker(directory: Path) -> bool:
     except OSError:  # absent, or an unreadable parent: not a repository we can see
         return False
     return stat.S_ISDIR(mode) or stat.S_ISREG(mode)
+
+
+class ResolvedRoots:
+    """cwd -> canonical root, the most recently used `RESOLVE_CACHE_SIZE` remembered (the
+    local gateway actor and the Ray router each keep one; not thread-safe: one owner)."""
+
+    def __init__(self) -> None:
+        self.roots: OrderedDict[str, str] = OrderedDict()
+
+    def resolve(self, cwd: str, settings: Settings) -> str:
+        """Raises InvalidCwd (see canonical_workspace)."""
+        root = self.roots.get(cwd)
+        if root is not None:
+            self.roots.move_to_end(cwd)
+            return root
+        root = str(
+            canonical_workspace(
+                cwd, canonicalize=settings.canonicalize_workspace, mode=settings.repo_root_mode
+            )
+        )
+        self.roots[cwd] = root
+        if len(self.roots) > C.RESOLVE_CACHE_SIZE:
+            self.roots.popitem(last=False)
+        return root
+
+    def forget_root(self, root: str) -> None:
+        for cwd in [c for c, r in self.roots.items() if r == root]:
+            del self.roots[cwd]
+
+    def clear(self) -> None:
+        self.roots.clear()

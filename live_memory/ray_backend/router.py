@@ -30,7 +30,7 @@ import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, GetTimeoutError
 
 from live_memory.actors import Drain, IoLoop, ListWorkspaces, Route, UpdateServices, resolve
-from live_memory.config import Settings, canonical_workspace
+from live_memory.config import ResolvedRoots, Settings
 from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError, UnknownWorkspace, WorkspaceUnavailable
 from live_memory.memory import Snapshots
@@ -49,7 +49,7 @@ class RayRouter:
     def __init__(self, settings: Settings, store: Snapshots, io: IoLoop) -> None:
         self.settings, self.store, self.io = settings, store, io
         self.handles: OrderedDict[str, Any] = OrderedDict()
-        self.resolved: OrderedDict[str, str] = OrderedDict()
+        self.resolved = ResolvedRoots()
         self._nodes: tuple[float, list[dict[str, object]]] = (0.0, [])
         self._tasks: set[asyncio.Task[None]] = set()
         self.host_cls = ray.remote(WorkspaceHost)
@@ -123,18 +123,7 @@ class RayRouter:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _resolve(self, cwd: str) -> str:
-        root = self.resolved.get(cwd)
-        if root is None:
-            settings = self.settings
-            root = str(
-                canonical_workspace(
-                    cwd, canonicalize=settings.canonicalize_workspace, mode=settings.repo_root_mode
-                )
-            )
-            self.resolved[cwd] = root
-            if len(self.resolved) > C.RESOLVE_CACHE_SIZE:
-                self.resolved.popitem(last=False)
-        return root
+        return self.resolved.resolve(cwd, self.settings)
 
     def _handle(self, root: str, activate: bool) -> Any:
         """The workspace actor of `root`: remembered, found by name, or created (when

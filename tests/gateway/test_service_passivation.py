@@ -48,14 +48,14 @@ def test_a_passivated_workspace_leaves_no_handle_and_no_name_cache_entry(tmp_pat
         workspace = weakref.ref(handle.result(timeout=WAIT_S))
         del handle
         resolved = service.gateway.proxy().resolved
-        assert set(resolved.get(timeout=WAIT_S).values()) == {str(root)}
+        assert set(resolved.get(timeout=WAIT_S).roots.values()) == {str(root)}
 
         service.gateway.tell(RequestPassivation(str(root)))
         deadline = time.monotonic() + WAIT_S
         while _workspaces(service) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not _workspaces(service)
-        assert resolved.get(timeout=WAIT_S) == {}
+        assert resolved.get(timeout=WAIT_S).roots == {}
         gc.collect()
         assert workspace() is None, gc.get_referrers(workspace())
 
