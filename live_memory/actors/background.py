@@ -28,7 +28,13 @@ from live_memory.actors.workspace_stats import prefix_tokens
 from live_memory.agent import SYSTEM_PROMPT, Services, summarize
 from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError
-from live_memory.knowledge import QueuedTranscript, digest_transcript, export_ledger
+from live_memory.knowledge import (
+    KnowledgeError,
+    MergeReport,
+    QueuedTranscript,
+    digest_transcript,
+    export_ledger,
+)
 from live_memory.memory import LedgerFact, Window, attribute_facts, build_request, parse_fact_lines
 from live_memory.prompt_cache import CacheDecision, decide
 from live_memory.providers import CacheTtl, ChatResponse, Provider, Usage
@@ -191,6 +197,7 @@ def transcript_distilled(host: BackgroundHost, done: TranscriptDistilled) -> Non
         logger.warning("transcript %d for %s: %s (%s)", done.row_id, host.root, done.error, status)
     else:
         facts = attribute_facts(parse_fact_lines(done.text), state.window.known_hashes())
+        _store(host, facts)
         added, effects = state.learn(facts, time.monotonic())
         queue.done(done.row_id)
         cost = host.services.cost(done.usage)
@@ -201,35 +208,73 @@ def transcript_distilled(host: BackgroundHost, done: TranscriptDistilled) -> Non
 
 
 # --- sharing knowledge ---------------------------------------------------------------
+def _store(host: BackgroundHost, facts: list[LedgerFact]) -> MergeReport | None:
+    """Learnt facts (imports, transcripts) into the durable store first: the window's
+    ledger is bounded, the store is where they are kept and retrieved from."""
+    store = host.services.stores.facts
+    if store is None or not facts:
+        return None
+    try:
+        return store.merge(host.root, facts)
+    except KnowledgeError:
+        logger.exception("fact store: learnt facts of %s not stored", host.root)
+        return None
+
+
+def known_facts(host: BackgroundHost) -> list[LedgerFact]:
+    """Every current fact of the workspace: the store's, or the window's ledger without one."""
+    store = host.services.stores.facts
+    if store is not None:
+        try:
+            return store.current(host.root)
+        except KnowledgeError:
+            logger.exception("fact store: facts of %s unreadable; using the ledger", host.root)
+    return list(host.state.window.ledger)
+
+
 def export_facts(host: BackgroundHost, message: ExportLedger) -> None:
     resolve(
         message.reply,
         {
             "workspace": host.root,
             "repo": host.path.name,
-            "facts": facts_as_json(host.state.window.ledger),
+            "facts": facts_as_json(known_facts(host)),
         },
     )
 
 
 def import_facts(host: BackgroundHost, message: ImportFacts) -> None:
+    stored = _store(host, list(message.facts))
     added, effects = host.state.learn(list(message.facts), time.monotonic())
     host.run(effects)
     held, cap = len(host.state.window.ledger), host.services.settings.max_ledger_facts
     reply: dict[str, object] = {"added": added, "ledger_facts": held}
+    if stored is not None:
+        reply["stored"] = {
+            "added": stored.added,
+            "confirmed": stored.confirmed,
+            "superseded": stored.superseded,
+            "evicted": stored.evicted,
+        }
     if held >= cap:
         reply["ledger_full"] = (
             f"the ledger holds LIVE_MEMORY_MAX_LEDGER_FACTS ({cap}) facts; facts past it "
-            "were not added (export, prune and re-import, or raise the limit)"
+            "were not added to it"
+            + (
+                " but are kept in the fact store and retrieved when a question names them"
+                if stored is not None
+                else " (export, prune and re-import, or raise the limit)"
+            )
         )
     resolve(message.reply, reply)
 
 
 def describe(host: BackgroundHost, message: DescribeMemory) -> None:
     window, counters = host.state.window, host.state.counters
+    facts = known_facts(host)
     fresh = [f.text for f in window.ledger if not f.stale]
     lines = [
-        f"Live Memory knows {len(window.ledger)} fact(s) and {len(window.files)} "
+        f"Live Memory knows {len(facts)} fact(s) and {len(window.files)} "
         f"file(s) of this workspace; {counters.questions_answered} question(s) answered."
     ]
     used = len(lines[0])
@@ -248,7 +293,7 @@ def write_insights(host: BackgroundHost) -> None:
     if root is None:
         return
     try:
-        export_ledger(host.state.window.ledger, root / host.path.name, repo_name=host.path.name)
+        export_ledger(known_facts(host), root / host.path.name, repo_name=host.path.name)
     except (LiveMemoryError, OSError, ValueError):
         logger.exception("could not write insights for %s", host.root)
 

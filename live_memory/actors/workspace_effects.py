@@ -21,8 +21,15 @@ from live_memory.actors.fork import ForkActor
 from live_memory.actors.message import Ask, Cancel, RequestPassivation, Route, StartFork
 from live_memory.actors.rereader import start_rereads
 from live_memory.actors.runtime import ActorDeadError, ActorInfo, ActorRef, ActorSystem
-from live_memory.agent import QuestionJob, Services, tree_chars
+from live_memory.agent import (
+    QuestionJob,
+    Services,
+    fact_retrievers,
+    resident_facts,
+    tree_chars,
+)
 from live_memory.config import constants as C
+from live_memory.knowledge import KnowledgeError
 from live_memory.memory import (
     Ingestor,
     Snapshots,
@@ -125,6 +132,7 @@ class EffectRunner:
                 self.root, body, lambda p: current_sha256(self.path, p, secret_patterns=secrets)
             )
             counters = body.get("counters", {})
+            self._adopt_snapshot_facts(window)
             self.state.restore(
                 window,
                 WorkspaceCounters.from_state(counters if isinstance(counters, dict) else {}),
@@ -135,10 +143,27 @@ class EffectRunner:
             self.store.quarantine(self.path, repr(exc))
             self.state.restore(Window(root=self.root), WorkspaceCounters(), 0)
 
+    def _adopt_snapshot_facts(self, window: Window) -> None:
+        """The snapshot's ledger into the store: the store is where facts live, the
+        snapshot holds the window's projection of it. Merging is idempotent (a fact already
+        stored is confirmed, not counted again), so a snapshot written before the store
+        existed is migrated and a later one only re-confirms what the store has."""
+        facts = self.services.stores.facts
+        if facts is None or not window.ledger:
+            return
+        try:
+            facts.merge(self.root, window.ledger)
+        except KnowledgeError:
+            logger.exception("fact store: snapshot facts of %s not adopted", self.root)
+
     def load_workspace(self) -> None:
-        """Preload globs, then freeze the prompt's volatile block."""
+        """Preload globs, make the ledger the store's resident set, then freeze the
+        prompt's volatile block."""
         settings = self.services.settings
         window = self.state.window
+        resident = resident_facts(self.services, self.root)
+        if resident is not None:
+            window.ledger = resident
         floor_chars = int(
             self.services.max_context_tokens * settings.compaction_floor * window.chars_per_token
         )
@@ -196,6 +221,8 @@ class EffectRunner:
                 self._account(effect)
             case DeleteSnapshot():
                 self.store.delete(self.path)
+                if self.services.stores.facts is not None:  # a wipe forgets the facts too
+                    self.services.stores.facts.wipe(self.root)
             case WriteInsights():
                 background.write_insights(self)  # type: ignore[arg-type]
             case WantDistil():
@@ -247,6 +274,7 @@ class EffectRunner:
             gate=self.state.gate,
             cache_ttl=cache.ttl,
             cache_min_tokens=cache.min_breakpoint_tokens,
+            retrievers=fact_retrievers(self.services, spec.window),
         )
         ref = self.system.start(
             ForkActor,

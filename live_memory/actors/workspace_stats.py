@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
+from live_memory.actors.knowledge_stats import knowledge_stats
 from live_memory.agent import SYSTEM_PROMPT, Services
 from live_memory.memory import PrefixSizes, Window, prefix_chars, stable_prefix_text
 from live_memory.prompt_cache import CacheDecision
@@ -69,6 +70,7 @@ def workspace_stats(actor: StatsHost) -> dict[str, object]:
         "budget": services.spend.report(actor.root),
         "cache_economics": _cache_report(actor),
         "transcripts": services.stores.transcripts.counts(actor.root),
+        "knowledge": knowledge_stats(actor.root, state, services),
         "keep_warm": {
             "pings": counters.keep_warm_pings,
             "cost_usd": round(counters.keep_warm_cost_usd, 6),

@@ -10,6 +10,13 @@ from live_memory.agent.question import (
     answer_question,
     clamp_answer_tokens,
 )
+from live_memory.agent.recall import (
+    FACTS_SOURCE,
+    STALE_MARK,
+    fact_retrievers,
+    resident_chars,
+    resident_facts,
+)
 from live_memory.agent.retrieval import (
     Retrieval,
     RetrievalPart,
@@ -21,6 +28,8 @@ from live_memory.agent.services import Services, Stores, build_services
 from live_memory.agent.summarizer import summarize
 
 __all__ = [
+    "FACTS_SOURCE",
+    "STALE_MARK",
     "SYSTEM_PROMPT",
     "QuestionJob",
     "QuestionOutcome",
@@ -33,6 +42,9 @@ __all__ = [
     "append_retrieval",
     "build_services",
     "clamp_answer_tokens",
+    "fact_retrievers",
+    "resident_chars",
+    "resident_facts",
     "retrieve_all",
     "summarize",
     "tree_chars",

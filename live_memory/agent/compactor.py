@@ -8,6 +8,7 @@ import logging
 import time
 from pathlib import Path
 
+from live_memory.agent.recall import store_facts
 from live_memory.agent.services import Services
 from live_memory.agent.summarizer import render_material, summarize
 from live_memory.config import constants as C
@@ -76,7 +77,11 @@ async def _fold(
     if not facts:
         logger.warning("summary for %s held no facts; keeping material", window.root)
         return False
-    window.ledger = facts
+    # With the store, the summary's facts are added and merged there and the ledger becomes
+    # the store's resident set: nothing the summary left out is lost. Without it (or when
+    # it fails), the ledger is the summary, as it always was.
+    if not await store_facts(window, services, facts):
+        window.ledger = facts
     window.summaries_written += 1
     return True
 
@@ -135,6 +140,9 @@ async def compact_window(
     window.tree = await asyncio.to_thread(
         build_directory_tree, Path(window.root), tree_chars(services)
     )
+    # The resident set anew (demoting stored facts whose files moved on): the most used
+    # facts, retrieval's hits among them, within their share of the window.
+    await store_facts(window, services, (), demote=True)
     window.compactions += 1
     window.last_compaction_at = time.time()
     window.freeze()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from live_memory.agent.compactor import CompactionReport, compact_window
 from live_memory.agent.loop import LoopLimits, LoopResult, run_agent_loop
@@ -58,6 +58,8 @@ class QuestionOutcome:
     context_pct: float
     compacted: bool
     summary_usage: Usage
+    retrieval: Retrieval = field(default_factory=Retrieval)
+    """What the question's retrieval delta asked and appended (counted by /stats)."""
 
     @property
     def exploration(self) -> tuple[int, int]:
@@ -78,10 +80,7 @@ async def answer_question(
     window = job.window
     report = CompactionReport()
     compacted = await compact_window(window, services, gate=job.gate, report=report)
-    retrieval = Retrieval()
-    if job.retrievers:
-        retrieval = await asyncio.to_thread(retrieve_all, job.retrievers, job.question, window)
-        append_retrieval(window, retrieval)
+    retrieval = await _retrieve(job, window)
     remaining = max(job.soft_deadline - started, 0.0)
     turn = render_trailing_turn(
         job.question, Hints(remaining, job.max_answer_tokens, job.recently_modified)
@@ -114,6 +113,7 @@ async def answer_question(
             await compact_window(window, services, gate=job.gate, force=True, report=report)
             or compacted
         )
+        retrieval = await _retrieve(job, window)  # the forced freeze dropped the delta
         result = await attempt()
 
     for read in result.reads:
@@ -134,5 +134,23 @@ async def answer_question(
         truncated=result.stop_reason == "max_tokens",
     )
     return QuestionOutcome(
-        window, result, result.answer, trailer, latency, cost, pct, compacted, report.usage
+        window,
+        result,
+        result.answer,
+        trailer,
+        latency,
+        cost,
+        pct,
+        compacted,
+        report.usage,
+        retrieval,
     )
+
+
+async def _retrieve(job: QuestionJob, window: Window) -> Retrieval:
+    """Ask the retrievers (in a worker thread: store queries) and append their delta."""
+    if not job.retrievers:
+        return Retrieval()
+    retrieval = await asyncio.to_thread(retrieve_all, job.retrievers, job.question, window)
+    append_retrieval(window, retrieval)
+    return retrieval

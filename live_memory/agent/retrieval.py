@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from live_memory.config import constants as C
@@ -38,6 +38,12 @@ class RetrievalPart:
     grounds: bool = False
     """The lines answer where the question's subject lives (definitions with path:line):
     the cold guard counts such a part as grounding."""
+    matched: int = 0
+    """Entries the retriever matched, those already in the prompt included (hit rate)."""
+    stale: int = 0
+    """Of `lines`, how many are marked possibly out of date."""
+    source: str = ""
+    """Which store answered ("facts", "symbols"): how /stats tells the parts apart."""
 
 
 class Retriever(Protocol):
@@ -49,6 +55,9 @@ class Retrieval:
     """What was appended for one question."""
 
     parts: tuple[RetrievalPart, ...] = ()
+    asked: tuple[RetrievalPart, ...] = ()
+    """Every part a retriever returned, before the cap and with no lines dropped: the
+    figures /stats counts (a retriever whose matches were all in the prompt is a hit too)."""
 
     @property
     def lines(self) -> int:
@@ -68,6 +77,7 @@ def retrieve_all(retrievers: Sequence[Retriever], question: str, window: Window)
     """Ask every retriever (in order); the parts with lines, within the delta's char cap."""
     seen = _seen_in(window)
     parts: list[RetrievalPart] = []
+    asked: list[RetrievalPart] = []
     room = C.RETRIEVAL_DELTA_MAX_CHARS
     for retriever in retrievers:
         try:
@@ -77,6 +87,7 @@ def retrieve_all(retrievers: Sequence[Retriever], question: str, window: Window)
             continue
         if part is None:
             continue
+        asked.append(part)
         kept: list[str] = []
         for line in part.lines:
             if len(line) + 1 > room:
@@ -84,8 +95,8 @@ def retrieve_all(retrievers: Sequence[Retriever], question: str, window: Window)
             kept.append(line)
             room -= len(line) + 1
         if kept:
-            parts.append(RetrievalPart(part.heading, tuple(kept), part.grounds))
-    return Retrieval(tuple(parts))
+            parts.append(replace(part, lines=tuple(kept)))
+    return Retrieval(tuple(parts), tuple(asked))
 
 
 def render_retrieval(retrieval: Retrieval) -> str:

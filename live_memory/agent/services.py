@@ -9,7 +9,7 @@ from live_memory.agent.spend import SpendGuard
 from live_memory.config import Settings
 from live_memory.config import constants as C
 from live_memory.errors import NoProviderConfigured
-from live_memory.knowledge import TranscriptQueue, UsageLedger
+from live_memory.knowledge import FactStore, TranscriptQueue, UsageLedger
 from live_memory.prompt_cache import CachePolicy, cache_policy_for
 from live_memory.providers import Pricing, Provider, Usage, context_tokens_for, cost_usd, price_for
 
@@ -22,10 +22,15 @@ class Stores:
 
     usage: UsageLedger
     transcripts: TranscriptQueue
+    facts: FactStore | None = None
+    """The durable fact store; None keeps the ledger in the window alone (each compaction
+    regenerates it from one summary, as before the store existed)."""
 
     def close(self) -> None:
         self.usage.close()
         self.transcripts.close()
+        if self.facts is not None:
+            self.facts.close()
 
 
 @dataclass(frozen=True, slots=True)

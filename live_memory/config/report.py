@@ -31,6 +31,8 @@ RESTART_KEYS: Final = frozenset(
         "backend",  # the actor runtime is chosen at start
         "ray_address",
         "ray_namespace",
+        "max_stored_facts",  # the fact store is opened with its policy at start
+        "fact_retire_after_s",
     }
 )
 """Settings read once at start: `POST /reload` re-reads them, but they change only with a

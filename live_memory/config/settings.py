@@ -74,6 +74,13 @@ class Settings:
     max_import_facts: int = C.MAX_IMPORT_FACTS
     max_ledger_facts: int = C.MAX_LEDGER_FACTS
     """Facts a workspace ledger holds; learning (imports, transcripts) adds none past it."""
+    max_stored_facts: int = C.MAX_STORED_FACTS
+    """Facts one workspace's durable store keeps; past it garbage collection removes the
+    superseded, then the demoted, then the least used."""
+    fact_retire_after_s: float = C.FACT_RETIRE_AFTER_S
+    """Superseded or demoted facts older than this are collected even under the cap."""
+    resident_facts_share: float = C.RESIDENT_FACTS_SHARE
+    """Share of the window the frozen block's resident facts (the most used) may take."""
     max_pending_questions: int = C.MAX_PENDING_QUESTIONS
     request_timeout_s: float = C.REQUEST_BODY_TIMEOUT_S
     """A client must send its whole body within this many seconds (slow clients get 408)."""

@@ -58,6 +58,7 @@ from live_memory.gateway.jobs import JobRunner
 from live_memory.gateway.notify_parse import parse_notify
 from live_memory.hygiene import redact_secrets
 from live_memory.knowledge import (
+    FactStore,
     TranscriptQueue,
     UsageLedger,
     digest_transcript,
@@ -110,6 +111,11 @@ class LiveMemoryService:
         self.stores = Stores(
             UsageLedger(settings.data_dir / C.USAGE_FILE_NAME),
             TranscriptQueue(settings.data_dir / C.TRANSCRIPT_QUEUE_FILE_NAME),
+            FactStore(
+                settings.data_dir / C.FACT_STORE_FILE_NAME,
+                max_facts=settings.max_stored_facts,
+                retire_after_s=settings.fact_retire_after_s,
+            ),
         )
         recovered = self.stores.transcripts.recover()
         dropped = self.stores.transcripts.gc_sessions(C.TRANSCRIPT_KEEP_SESSIONS)

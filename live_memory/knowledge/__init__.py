@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from live_memory.knowledge.banner import BANNER_PREFIX, health_banner
 from live_memory.knowledge.error import KnowledgeError, TranscriptError
+from live_memory.knowledge.fact_merge import FactRow, GcPolicy, decide, eviction_key, gc_victims
+from live_memory.knowledge.fact_store import FactStore, MergeReport, SearchResult, StoredFact
 from live_memory.knowledge.markdown import (
     STALE_MARK,
     export_ledger,
@@ -28,16 +30,25 @@ from live_memory.knowledge.usage import UsageLedger, utc_today
 __all__ = [
     "BANNER_PREFIX",
     "STALE_MARK",
+    "FactRow",
+    "FactStore",
+    "GcPolicy",
     "KnowledgeError",
+    "MergeReport",
     "QueueStatus",
     "QueuedTranscript",
+    "SearchResult",
+    "StoredFact",
     "TranscriptDigest",
     "TranscriptError",
     "TranscriptQueue",
     "UsageLedger",
     "content_hash",
+    "decide",
     "digest_transcript",
+    "eviction_key",
     "export_ledger",
+    "gc_victims",
     "health_banner",
     "import_ledger",
     "insights_path",

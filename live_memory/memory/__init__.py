@@ -12,6 +12,14 @@ from live_memory.memory.compaction import (
     plan_eviction,
     split_history_for_summary,
 )
+from live_memory.memory.fact_keys import (
+    fact_identifiers,
+    fact_signature,
+    fact_words,
+    normalise_fact,
+    query_terms,
+    word_overlap,
+)
 from live_memory.memory.ingest import Ingestor, held_bytes_cap
 from live_memory.memory.layout import (
     Hints,
@@ -53,17 +61,23 @@ __all__ = [
     "build_request",
     "chunk_turns",
     "decide_commit",
+    "fact_identifiers",
+    "fact_signature",
+    "fact_words",
     "facts_from_state",
     "held_bytes_cap",
     "needs_compaction",
+    "normalise_fact",
     "parse_fact_lines",
     "plan_eviction",
     "prefix_chars",
     "preload",
+    "query_terms",
     "render_ledger",
     "render_trailing_turn",
     "split_history_for_summary",
     "stable_prefix_text",
     "window_from_state",
     "window_to_state",
+    "word_overlap",
 ]

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import PurePosixPath
 
+from live_memory.memory.fact_keys import fact_signature
 from live_memory.memory.model import LedgerFact
 
 __all__ = [
@@ -107,14 +108,26 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
+def _same_subject(a: str, b: str) -> bool:
+    return a == b or not a or not b
+
+
 def is_duplicate_fact(candidate: str, existing: Iterable[LedgerFact]) -> bool:
-    """True when `candidate` overlaps an existing fact's words by 70% or more."""
+    """True when `candidate` overlaps an existing fact's words by 70% or more and does not
+    name other identifiers or paths than it (`fact_signature`; a fact naming none is
+    compared by its words alone): facts about different symbols are different facts,
+    however alike their wording."""
     words = _words(candidate)
     if not words:
         return True
+    signature = fact_signature(candidate)
     for fact in existing:
         other = _words(fact.text)
-        if other and len(words & other) / min(len(words), len(other)) >= _DUPLICATE_OVERLAP:
+        if (
+            other
+            and len(words & other) / min(len(words), len(other)) >= _DUPLICATE_OVERLAP
+            and _same_subject(signature, fact_signature(fact.text))
+        ):
             return True
     return False
 
@@ -160,6 +173,7 @@ class DuplicateIndex:
 
     def __init__(self, facts: Iterable[LedgerFact]) -> None:
         self.sets: list[frozenset[str]] = []
+        self.signatures: list[str] = []
         self.prefixes: dict[str, list[int]] = {}
         self.words: dict[str, list[int]] = {}
         self.comparisons = 0
@@ -176,6 +190,7 @@ class DuplicateIndex:
         words = frozenset(_words(text))
         slot = len(self.sets)
         self.sets.append(words)
+        self.signatures.append(fact_signature(text))
         for word in self._prefix(words):
             self.prefixes.setdefault(word, []).append(slot)
         for word in words:
@@ -191,10 +206,13 @@ class DuplicateIndex:
         for word in self._prefix(words):
             seen.update(self.words.get(word, ()))
         self.comparisons += len(seen)
+        signature: str | None = None
         for slot in seen:
             other = self.sets[slot]
             if other and len(words & other) / min(len(words), len(other)) >= _DUPLICATE_OVERLAP:
-                return True
+                signature = fact_signature(text) if signature is None else signature
+                if _same_subject(signature, self.signatures[slot]):
+                    return True
         return False
 
 

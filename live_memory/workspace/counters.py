@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from live_memory.agent import QuestionOutcome, activity
+from live_memory.agent import FACTS_SOURCE, STALE_MARK, QuestionOutcome, activity
 from live_memory.config import constants as C
 from live_memory.memory import CommitOutcome
 from live_memory.providers import Usage
@@ -38,6 +38,17 @@ class WorkspaceCounters:
     """The last DASHBOARD_RECENT_QUESTIONS questions' trailer figures (the dashboard's)."""
     compaction_log: list[dict[str, object]] = field(default_factory=list)
     """The last DASHBOARD_COMPACTION_LOG compactions that landed (the dashboard's timeline)."""
+    recall: dict[str, int] = field(
+        default_factory=lambda: {
+            "searches": 0,
+            "hits": 0,
+            "matched": 0,
+            "appended": 0,
+            "appended_stale": 0,
+        }
+    )
+    """Retrieval per question: store searches, searches that matched a fact, facts matched,
+    facts appended as a retrieval delta (and of those, marked possibly out of date)."""
 
     def add_usage(self, usage: Usage, cost: float | None) -> None:
         self.input += usage.input_tokens
@@ -63,6 +74,7 @@ class WorkspaceCounters:
         self.timed_out += int(outcome.loop.timed_out)
         self.commits[decision] = self.commits.get(decision, 0) + 1
         self.add_usage(outcome.loop.usage + outcome.summary_usage, outcome.cost_usd)
+        self._record_retrieval(outcome)
         self.last_question_at = time.time()
         activity.append_bounded(
             self.recent_questions,
@@ -73,6 +85,18 @@ class WorkspaceCounters:
             activity.append_bounded(
                 self.compaction_log, activity.compaction_record(outcome), C.DASHBOARD_COMPACTION_LOG
             )
+
+    def _record_retrieval(self, outcome: QuestionOutcome) -> None:
+        recall = self.recall
+        for part in outcome.retrieval.asked:
+            if part.source == FACTS_SOURCE:
+                recall["searches"] += 1
+                recall["hits"] += int(part.matched > 0)
+                recall["matched"] += part.matched
+        for part in outcome.retrieval.parts:
+            if part.source == FACTS_SOURCE:
+                recall["appended"] += len(part.lines)
+                recall["appended_stale"] += sum(STALE_MARK in line for line in part.lines)
 
     def record_ping(self, usage: Usage, cost: float | None) -> None:
         self.add_usage(usage, cost)
@@ -88,6 +112,7 @@ class WorkspaceCounters:
         known = {k: v for k, v in state.items() if k in cls.__dataclass_fields__}
         counters = cls(**known)
         counters.commits = {**cls().commits, **counters.commits}
+        counters.recall = {**cls().recall, **counters.recall}
         counters.recent_questions = activity.records_from_state(
             counters.recent_questions, C.DASHBOARD_RECENT_QUESTIONS
         )

@@ -116,8 +116,10 @@ def test_export_then_import_into_an_empty_data_dir_starts_warm(
     with AppServer(tmp_path / "fresh-data", provider_env(fake, "anthropic")) as server:
         body = {"cwd": str(repo), "facts": exported["facts"]}
         imported = server.request("POST", "/api/import", json=body).json()
-        assert imported == {"added": 1, "ledger_facts": 1}
+        assert (imported["added"], imported["ledger_facts"]) == (1, 1)
+        assert imported["stored"] == {"added": 1, "confirmed": 0, "superseded": 0, "evicted": 0}
         again = server.request("POST", "/api/import", json=body).json()
         assert again["added"] == 0
+        assert again["stored"]["confirmed"] == 1  # the store confirms, it does not re-count
         assert _ask(server, repo, "tests?").status_code == 200
     assert "kept flat and blocking" in json.dumps(fake.requests[-1].body)

@@ -1,0 +1,145 @@
+"""The window's side of the fact store: what compaction keeps resident, what retrieval adds.
+
+The window holds a projection of the store: the frozen block's resident set (the most used
+current facts, within RESIDENT_FACTS_SHARE of the window), plus what the per-question
+retrieval delta (`agent.retrieval`) appended since the last freeze.
+
+Store calls are SQLite work, so they run in a worker thread (`asyncio.to_thread`, or the
+retrieval step's own thread) and never on the event loop; each is one short transaction, and
+a search is cut off after RECALL_QUERY_DEADLINE_S. A failing store never fails a question:
+compaction falls back to the window's own ledger, retrieval to nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+
+from live_memory.agent.retrieval import RetrievalPart
+from live_memory.agent.services import Services
+from live_memory.config import constants as C
+from live_memory.knowledge import FactStore, KnowledgeError
+from live_memory.memory import FileContext, LedgerFact, Window
+
+__all__ = [
+    "FACTS_SOURCE",
+    "STALE_MARK",
+    "FactRetriever",
+    "fact_retrievers",
+    "is_possibly_stale",
+    "resident_chars",
+    "resident_facts",
+    "store_facts",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def resident_chars(services: Services) -> int:
+    """The resident set's budget: its share of the window, at the nominal chars per token
+    (as the tree's: a budget that drifted would re-render the frozen block for nothing)."""
+    share = services.settings.resident_facts_share
+    return int(services.max_context_tokens * share * C.CHARS_PER_TOKEN)
+
+
+def resident_facts(services: Services, root: str) -> list[LedgerFact] | None:
+    """The store's resident set for `root` (blocking; None without a store or on failure)."""
+    store = services.stores.facts
+    if store is None:
+        return None
+    try:
+        return store.resident(root, resident_chars(services), services.settings.max_ledger_facts)
+    except KnowledgeError:
+        logger.exception("fact store: resident set of %s unavailable", root)
+        return None
+
+
+def _store_and_project(
+    services: Services, root: str, facts: Sequence[LedgerFact], files: Sequence[FileContext]
+) -> list[LedgerFact] | None:
+    store = services.stores.facts
+    if store is None:
+        return None
+    try:
+        store.merge(root, facts)
+        if files:
+            store.demote(root, {f.path: f.sha256 if f.state == "current" else None for f in files})
+    except KnowledgeError:
+        logger.exception("fact store: facts of %s not stored", root)
+        return None
+    return resident_facts(services, root)
+
+
+async def store_facts(
+    window: Window, services: Services, facts: Sequence[LedgerFact], *, demote: bool = False
+) -> bool:
+    """Merge `facts` into the store and make the window's ledger the resident set; with
+    `demote`, first demote stored facts citing files the window knows at another version.
+    False (window untouched) without a store or when it fails: the caller keeps today's
+    behaviour, the ledger regenerated from the summary."""
+    files = list(window.files.values()) if demote else []
+    resident = await asyncio.to_thread(_store_and_project, services, window.root, facts, files)
+    if resident is None:
+        return False
+    window.ledger = resident
+    return True
+
+
+FACTS_HEADING = (
+    "Facts from your long-term memory that match the question (current unless marked; "
+    'a fact marked "(possibly out of date)" cites a file that changed since: re-verify it)'
+)
+STALE_MARK = "(possibly out of date) "
+FACTS_SOURCE = "facts"
+
+
+def is_possibly_stale(fact: LedgerFact, window: Window) -> bool:
+    """Demoted in the store, or a cited file the window knows is no longer at the version
+    the fact was learnt from (changed, stale or deleted)."""
+    if fact.stale:
+        return True
+    for path, digest in fact.sources:
+        ctx = window.files.get(path)
+        if ctx is not None and (ctx.state != "current" or ctx.sha256 != digest):
+            return True
+    return False
+
+
+class FactRetriever:
+    """The fact store as a retriever of the per-question delta (`agent.retrieval`): the
+    store's best matches for the question's identifiers and words, less those the prompt
+    already holds, each marked by freshness as `window` (the fork's) sees it. Runs in the
+    retrieval worker thread; the search itself is bounded by RECALL_QUERY_DEADLINE_S."""
+
+    def __init__(self, store: FactStore, window: Window, limit: int = C.RECALL_MAX_FACTS) -> None:
+        self.store, self.window, self.limit = store, window, limit
+
+    def retrieve(self, question: str, seen: Callable[[str], bool]) -> RetrievalPart:
+        window = self.window
+        try:
+            found = self.store.search(window.root, question, limit=self.limit)
+        except KnowledgeError:
+            logger.exception("fact store: no retrieval for %s", window.root)
+            return RetrievalPart(FACTS_HEADING, (), source=FACTS_SOURCE)
+        lines: list[str] = []
+        stale = 0
+        for hit in found.facts:
+            if seen(hit.fact.text):
+                continue
+            old = is_possibly_stale(hit.fact, window)
+            stale += old
+            lines.append(f"- {STALE_MARK if old else ''}{hit.fact.text}")
+        return RetrievalPart(
+            FACTS_HEADING,
+            tuple(lines),
+            matched=found.matched,
+            stale=stale,
+            source=FACTS_SOURCE,
+        )
+
+
+def fact_retrievers(services: Services, window: Window) -> tuple[FactRetriever, ...]:
+    """The retrievers a question gets from the fact store (none without one)."""
+    store = services.stores.facts
+    return () if store is None else (FactRetriever(store, window),)

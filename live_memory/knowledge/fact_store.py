@@ -1,0 +1,392 @@
+"""The durable fact store: every workspace's ledger facts in one SQLite file of the data dir.
+
+One database per server, not per workspace, for the same reasons as the transcript queue and
+the usage ledger: one connection and one lock for the process however many workspaces it
+knows (a thousand passivated workspaces cost rows, not open files and WAL files), one file to
+back up, and a wipe is a DELETE. Rows carry their workspace; the FTS5 index carries a
+per-workspace token so a search only walks that workspace's postings.
+
+Each fact keeps its provenance (path -> sha256 at distillation), category, first and last
+confirmed time, use count (how often retrieval handed it to the model) and, once a newer
+fact about the same subject arrived, the id of its successor. Merging follows
+`fact_merge.decide`; garbage collection `fact_merge.gc_victims` (the SQL below orders rows by
+the same `eviction_key`). Every method is one short transaction; searches are also cut off
+after a deadline (a progress handler), so no caller waits long on the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from live_memory.config import constants as C
+from live_memory.knowledge.fact_merge import FactRow, GcPolicy, decide
+from live_memory.knowledge.sqlite_store import SqliteStore
+from live_memory.memory import LedgerFact, fact_identifiers, normalise_fact, query_terms
+
+__all__ = ["FactStore", "MergeReport", "SearchResult", "StoredFact"]
+
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS facts (
+    id INTEGER PRIMARY KEY,
+    workspace TEXT NOT NULL,
+    text TEXT NOT NULL,
+    norm TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    category TEXT NOT NULL,
+    sources TEXT NOT NULL,
+    first_confirmed REAL NOT NULL,
+    last_confirmed REAL NOT NULL,
+    uses INTEGER NOT NULL DEFAULT 0,
+    superseded_by INTEGER,
+    superseded_at REAL,
+    demoted_at REAL
+);
+CREATE INDEX IF NOT EXISTS facts_norm ON facts (workspace, norm);
+CREATE INDEX IF NOT EXISTS facts_signature ON facts (workspace, signature);
+CREATE TABLE IF NOT EXISTS fact_sources (
+    fact_id INTEGER NOT NULL,
+    workspace TEXT NOT NULL,
+    path TEXT NOT NULL,
+    sha256 TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS fact_sources_path ON fact_sources (workspace, path);
+CREATE INDEX IF NOT EXISTS fact_sources_fact ON fact_sources (fact_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(
+    ws, body, idents, tokenize = "unicode61 tokenchars '_'"
+);
+"""
+
+_COLUMNS: Final = (
+    "id, text, category, sources, first_confirmed, last_confirmed, uses, "
+    "superseded_by, superseded_at, demoted_at, norm, signature"
+)
+_F_COLUMNS: Final = ", ".join("f." + c.strip() for c in _COLUMNS.split(","))
+_CANDIDATES_PER_KEY: Final = 64
+"""Same-signature facts compared with a new one (newest first): a bound, not a filter."""
+_PROGRESS_STEPS: Final = 1000  # SQLite VM steps between two deadline checks
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFact:
+    """A retrieved fact and its store id (what the window keeps to know it holds it)."""
+
+    id: int
+    fact: LedgerFact
+    uses: int
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    facts: list[StoredFact]
+    """The best matches not already in the window, best first."""
+    matched: int
+    """Facts that matched, those left out as already in the window included."""
+
+
+@dataclass(slots=True)
+class MergeReport:
+    added: int = 0
+    confirmed: int = 0
+    superseded: int = 0
+    evicted: int = 0
+    new_ids: list[int] = field(default_factory=list)
+
+
+def _ws_token(root: str) -> str:
+    return "w" + hashlib.sha256(root.encode()).hexdigest()[:20]
+
+
+def _row(values: Sequence[Any]) -> FactRow:
+    (fid, text, category, sources, first, last, uses, sup_by, sup_at, demoted, norm, sig) = values
+    pairs = tuple((str(p), str(h)) for p, h in orjson.loads(sources))
+    fact = LedgerFact(str(text), pairs, str(category), demoted is not None)
+    return FactRow(int(fid), fact, first, last, int(uses), sup_by, sup_at, demoted, norm, sig)
+
+
+class FactStore(SqliteStore):
+    """Facts of all workspaces at `path`; safe to share between threads.
+
+    Raises KnowledgeError when the database cannot be opened, read or written.
+    """
+
+    label = "fact store"
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        max_facts: int = C.MAX_STORED_FACTS,
+        retire_after_s: float = C.FACT_RETIRE_AFTER_S,
+        clock: Any = time.time,
+    ) -> None:
+        self.policy = GcPolicy(max_facts, retire_after_s)
+        self.clock = clock
+        super().__init__(path, _SCHEMA)
+
+    # --- writing ------------------------------------------------------------------------
+    def merge(self, root: str, facts: Iterable[LedgerFact]) -> MergeReport:
+        """Add `facts` in order (each may confirm or supersede one stored), then collect
+        garbage past the cap. One transaction."""
+        report = MergeReport()
+        now = self.clock()
+        with self._transaction() as db:
+            for fact in facts:
+                if fact.text.strip():
+                    self._merge_one(db, root, fact, now, report)
+            report.evicted = self._collect(db, root, now)
+        return report
+
+    def _merge_one(
+        self, db: sqlite3.Connection, root: str, fact: LedgerFact, now: float, report: MergeReport
+    ) -> None:
+        idents = fact_identifiers(fact.text)
+        norm = normalise_fact(fact.text)
+        signature = " ".join(sorted({name.lower() for name in idents}))  # = fact_signature
+        # Two indexed look-ups (an OR of the two would scan the workspace's rows).
+        rows = db.execute(
+            f"SELECT {_COLUMNS} FROM facts WHERE workspace = ? AND norm = ? "
+            "AND superseded_by IS NULL LIMIT 1",
+            (root, norm),
+        ).fetchall()
+        if not rows:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM facts WHERE workspace = ? AND signature = ? "
+                "AND superseded_by IS NULL ORDER BY id DESC LIMIT ?",
+                (root, signature, _CANDIDATES_PER_KEY),
+            ).fetchall()
+        decision, target = decide(fact, [_row(r) for r in rows], key=(norm, signature))
+        if decision == "confirm" and target is not None:
+            sources = fact.sources or target.fact.sources
+            demoted = None if not fact.stale else (target.demoted_at or now)
+            db.execute(
+                "UPDATE facts SET last_confirmed = ?, sources = ?, demoted_at = ? WHERE id = ?",
+                (now, orjson.dumps(sources).decode(), demoted, target.id),
+            )
+            self._set_sources(db, root, target.id, sources)
+            report.confirmed += 1
+            return
+        uses = target.uses if target is not None else 0
+        cursor = db.execute(
+            "INSERT INTO facts (workspace, text, norm, signature, category, sources, "
+            "first_confirmed, last_confirmed, uses, demoted_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                root,
+                fact.text,
+                norm,
+                signature,
+                fact.category,
+                orjson.dumps(fact.sources).decode(),
+                now,
+                now,
+                uses,
+                now if fact.stale else None,
+            ),
+        )
+        fid = int(cursor.lastrowid or 0)
+        self._set_sources(db, root, fid, fact.sources)
+        db.execute(
+            "INSERT INTO facts_fts (rowid, ws, body, idents) VALUES (?, ?, ?, ?)",
+            (fid, _ws_token(root), fact.text, " ".join(idents)),
+        )
+        report.new_ids.append(fid)
+        if decision == "supersede" and target is not None:
+            db.execute(
+                "UPDATE facts SET superseded_by = ?, superseded_at = ? WHERE id = ?",
+                (fid, now, target.id),
+            )
+            db.execute("DELETE FROM facts_fts WHERE rowid = ?", (target.id,))
+            report.superseded += 1
+        else:
+            report.added += 1
+
+    @staticmethod
+    def _set_sources(
+        db: sqlite3.Connection, root: str, fid: int, sources: Sequence[tuple[str, str]]
+    ) -> None:
+        db.execute("DELETE FROM fact_sources WHERE fact_id = ?", (fid,))
+        db.executemany(
+            "INSERT INTO fact_sources (fact_id, workspace, path, sha256) VALUES (?, ?, ?, ?)",
+            [(fid, root, p, h) for p, h in sources],
+        )
+
+    def _collect(self, db: sqlite3.Connection, root: str, now: float) -> int:
+        """`gc_victims` in SQL: the retired, then the first past the cap in eviction order."""
+        horizon = now - self.policy.retire_after_s
+        victims = [
+            int(r[0])
+            for r in db.execute(
+                "SELECT id FROM facts WHERE workspace = ? AND "
+                "(superseded_at < ? OR demoted_at < ?)",
+                (root, horizon, horizon),
+            )
+        ]
+        (count,) = db.execute("SELECT count(*) FROM facts WHERE workspace = ?", (root,)).fetchone()
+        excess = int(count) - len(victims) - self.policy.max_facts
+        if excess > 0:
+            victims += [
+                int(r[0])
+                for r in db.execute(
+                    "SELECT id FROM facts WHERE workspace = ? AND NOT "
+                    "(coalesce(superseded_at < ?, 0) OR coalesce(demoted_at < ?, 0)) ORDER BY "
+                    "CASE WHEN superseded_by IS NOT NULL THEN 0 "
+                    "WHEN demoted_at IS NOT NULL THEN 1 ELSE 2 END, "
+                    "CASE WHEN superseded_by IS NOT NULL THEN coalesce(superseded_at, 0) "
+                    "WHEN demoted_at IS NOT NULL THEN demoted_at ELSE uses END, "
+                    "CASE WHEN superseded_by IS NULL AND demoted_at IS NULL "
+                    "THEN last_confirmed ELSE 0 END, id LIMIT ?",
+                    (root, horizon, horizon, excess),
+                )
+            ]
+        self._delete(db, victims)
+        return len(victims)
+
+    @staticmethod
+    def _delete(db: sqlite3.Connection, ids: Sequence[int]) -> None:
+        rows = [(i,) for i in ids]
+        db.executemany("DELETE FROM facts WHERE id = ?", rows)
+        db.executemany("DELETE FROM fact_sources WHERE fact_id = ?", rows)
+        db.executemany("DELETE FROM facts_fts WHERE rowid = ?", rows)
+
+    def demote(self, root: str, current: Mapping[str, str | None]) -> int:
+        """Facts citing a path of `current` whose sha256 differs from theirs (None: the file
+        is gone or changed unread) become demoted; returns how many were newly demoted."""
+        if not current:
+            return 0
+        now = self.clock()
+        demoted: set[int] = set()
+        with self._transaction() as db:
+            for path, digest in current.items():
+                for fid, sha in db.execute(
+                    "SELECT s.fact_id, s.sha256 FROM fact_sources s JOIN facts f "
+                    "ON f.id = s.fact_id WHERE s.workspace = ? AND s.path = ? "
+                    "AND f.demoted_at IS NULL",
+                    (root, path),
+                ):
+                    if sha != digest:
+                        demoted.add(int(fid))
+            db.executemany(
+                "UPDATE facts SET demoted_at = ? WHERE id = ?", [(now, i) for i in demoted]
+            )
+        return len(demoted)
+
+    def wipe(self, root: str) -> int:
+        """Forget every fact of `root`; returns how many."""
+        with self._transaction() as db:
+            ids = [
+                int(r[0]) for r in db.execute("SELECT id FROM facts WHERE workspace = ?", (root,))
+            ]
+            self._delete(db, ids)
+        return len(ids)
+
+    # --- reading ------------------------------------------------------------------------
+    def current(self, root: str, limit: int | None = None) -> list[LedgerFact]:
+        """The workspace's current facts (superseded ones aside), oldest first."""
+        with self._transaction() as db:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM facts WHERE workspace = ? AND superseded_by IS NULL "
+                "ORDER BY id LIMIT ?",
+                (root, -1 if limit is None else limit),
+            ).fetchall()
+        return [_row(r).fact for r in rows]
+
+    def rows(self, root: str) -> list[FactRow]:
+        """Every row of `root`, superseded ones included (tests and the bench read them)."""
+        with self._transaction() as db:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM facts WHERE workspace = ? ORDER BY id", (root,)
+            ).fetchall()
+        return [_row(r) for r in rows]
+
+    def resident(self, root: str, max_chars: int, max_facts: int) -> list[LedgerFact]:
+        """The resident set: the most used current facts (undemoted first, then the most
+        recently confirmed) whose lines fit in `max_chars`, in the order they were learnt
+        (so a re-freeze that keeps a fact keeps its place)."""
+        chosen: list[FactRow] = []
+        used = 0
+        with self._transaction() as db:
+            cursor = db.execute(
+                f"SELECT {_COLUMNS} FROM facts WHERE workspace = ? AND superseded_by IS NULL "
+                "ORDER BY demoted_at IS NOT NULL, uses DESC, last_confirmed DESC, id DESC "
+                "LIMIT ?",
+                (root, max_facts),
+            )
+            for values in cursor:
+                row = _row(values)
+                cost = len(row.fact.text) + 3
+                if used + cost > max_chars:
+                    continue
+                chosen.append(row)
+                used += cost
+        return [r.fact for r in sorted(chosen, key=lambda r: r.id)]
+
+    def search(
+        self,
+        root: str,
+        question: str,
+        *,
+        limit: int,
+        skip: frozenset[str] = frozenset(),
+        deadline_s: float = C.RECALL_QUERY_DEADLINE_S,
+    ) -> SearchResult:
+        """The `limit` current facts that best match `question` (BM25 over text and
+        identifiers, identifiers weighted double), less those whose normalised text is in
+        `skip` (already in the window). The matches' use counts go up. A search that runs
+        past `deadline_s` returns nothing rather than hold its caller."""
+        terms = query_terms(question)
+        if not terms or limit <= 0:
+            return SearchResult([], 0)
+        # Terms are [a-z0-9_]+ (query_terms), so quoting them is all the escaping needed.
+        match = f'ws:"{_ws_token(root)}" AND (' + " OR ".join(f'"{t}"' for t in terms) + ")"
+        stop = time.monotonic() + deadline_s
+        found: list[StoredFact] = []
+        matched: list[tuple[int]] = []
+        with self._transaction() as db:
+            db.set_progress_handler(lambda: time.monotonic() > stop, _PROGRESS_STEPS)
+            try:
+                rows = db.execute(
+                    f"SELECT {_F_COLUMNS} "
+                    "FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
+                    "WHERE facts_fts MATCH ? AND f.superseded_by IS NULL "
+                    "ORDER BY bm25(facts_fts, 0.0, 1.0, 2.0) LIMIT ?",
+                    (match, limit),
+                ).fetchall()
+            except sqlite3.OperationalError as exc:
+                if "interrupt" not in str(exc):
+                    raise
+                rows = []
+            finally:
+                db.set_progress_handler(None, 0)
+            for values in rows:
+                row = _row(values)
+                matched.append((row.id,))
+                if row.norm not in skip:
+                    found.append(StoredFact(row.id, row.fact, row.uses + 1))
+            # A match is a use, whether retrieval appends it or the window holds it already.
+            db.executemany("UPDATE facts SET uses = uses + 1 WHERE id = ?", matched)
+        return SearchResult(found, len(matched))
+
+    def counts(self, root: str) -> dict[str, int]:
+        """Stored, current, superseded and demoted facts of `root`."""
+        with self._transaction() as db:
+            stored, superseded, demoted = db.execute(
+                "SELECT count(*), count(superseded_by), "
+                "count(CASE WHEN superseded_by IS NULL THEN demoted_at END) "
+                "FROM facts WHERE workspace = ?",
+                (root,),
+            ).fetchone()
+        return {
+            "stored": int(stored),
+            "current": int(stored) - int(superseded),
+            "superseded": int(superseded),
+            "demoted": int(demoted),
+            "max_facts": self.policy.max_facts,
+        }
