@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,15 @@ class ForkActor(Actor):
         self.base_seq = base_seq
         self.future: Future[QuestionOutcome] | None = None
         self.cancel_reason: str | None = None
+        self.asked_at: float | None = None
+
+    def on_receive(self, message: Any) -> Any:
+        result = super().on_receive(message)
+        if self.future is not None and not self.future.done() and self.asked_at is not None:
+            # The question runs on the I/O loop, but it is this actor's message in hand: the
+            # inventory (and the dashboard's stuck highlight) shows it until the answer.
+            self.info.current_message, self.info.busy_since = "StartFork", self.asked_at
+        return result
 
     def handle(self, message: Any) -> None:
         if isinstance(message, StartFork):
@@ -74,6 +84,7 @@ class ForkActor(Actor):
             self._report_failure(ForkCancelled(self.cancel_reason))
             return
         coro = answer_question(self.job, self.services, self.toolbox)
+        self.asked_at = time.monotonic()
         self.future = self.system.io.submit(coro)
         ref = self.actor_ref
         self.future.add_done_callback(lambda f: ref.tell(_LoopDone(f)))

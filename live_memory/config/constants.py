@@ -209,6 +209,7 @@ BINARY_INVALID_UTF8_RATIO: Final = 0.3  # above this share of undecodable chars,
 # --- snapshots ----------------------------------------------------------------------------
 SNAPSHOT_FORMAT_VERSION: Final = 1
 SNAPSHOT_SUFFIX: Final = ".json"
+SNAPSHOT_HEAD_BYTES: Final = 8192  # what listing the stored workspaces reads of each file
 
 # --- actors -------------------------------------------------------------------------------
 PASSIVATE_AFTER_IDLE_S: Final = 900.0
@@ -335,12 +336,13 @@ SPOOL_REGISTRY_MAX: Final = 16  # most recently seen spool directories kept
 DASHBOARD_RECENT_QUESTIONS: Final = 20  # per workspace, kept in its snapshot's counters
 DASHBOARD_COMPACTION_LOG: Final = 20  # compactions remembered per workspace (its timeline)
 DASHBOARD_QUESTION_PREVIEW_CHARS: Final = 160  # a recent question as shown (redacted first)
-DASHBOARD_MAX_WORKSPACES: Final = 200  # overview rows; more known workspaces are only counted
+DASHBOARD_MAX_WORKSPACES: Final = 200  # stored workspaces per overview page (newest first)
+DASHBOARD_MAX_PAGE: Final = 100_000  # a larger ?page= is refused (400)
 DASHBOARD_MAX_FACTS: Final = 300  # ledger facts on a workspace page (the search narrows first)
 DASHBOARD_MAX_FILES: Final = 300  # file contexts on a workspace page
 DASHBOARD_SEARCH_MAX_CHARS: Final = 200  # a longer ledger search is refused (400)
 DASHBOARD_DAYS: Final = 14  # days in the tokens/cost chart
-DASHBOARD_STUCK_ACTOR_S: Final = 30.0  # an actor busy on one message longer is highlighted
+DEFAULT_DASHBOARD_STUCK_ACTOR_S: Final = 30.0  # an actor busy on one message longer: "stuck"
 DASHBOARD_POLL_S: Final = 2.0  # the actors page refreshes this often while it is visible
 DASHBOARD_LOGIN_TTL_S: Final = 120.0  # a one-time login link from `live-memory dashboard`
 DASHBOARD_MAX_LOGIN_LINKS: Final = 16  # unused links held; the oldest is forgotten first

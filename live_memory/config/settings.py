@@ -85,6 +85,8 @@ class Settings:
     request_timeout_s: float = C.REQUEST_BODY_TIMEOUT_S
     """A client must send its whole body within this many seconds (slow clients get 408)."""
     passivate_after_s: float = C.PASSIVATE_AFTER_IDLE_S
+    dashboard_stuck_actor_s: float = C.DEFAULT_DASHBOARD_STUCK_ACTOR_S
+    """The dashboard highlights an actor busy on one message (or a question) this long."""
     """Idle seconds before a workspace actor is passivated (snapshot flushed, thread ended)."""
     secret_path_patterns: tuple[str, ...] = C.DEFAULT_SECRET_PATH_PATTERNS
     subscription: bool = False

@@ -231,6 +231,7 @@ VARIABLES: Final[dict[str, Parser]] = {
     "keep_warm": _boolean,
     "keep_warm_interval_s": _number(0.0, lo_open=True),
     "keep_warm_max_idle_s": _number(0.0, lo_open=True),
+    "dashboard_stuck_actor_s": _number(0.0, lo_open=True),
     "preload_globs": _globs,
     "file_globs": _globs,
     "passive_ingestion": _boolean,

@@ -124,18 +124,6 @@ class UsageLedger(SqliteStore):
             ).fetchall()
         return {str(row[0]): _totals(row[1:], day=today) for row in rows}
 
-    def recent_workspaces(self, days: int, limit: int) -> list[str]:
-        """The workspaces used in the last `days` days, most recently used first, at most
-        `limit` (the dashboard lists passivated workspaces from here)."""
-        first = (self.today() - timedelta(days=days - 1)).isoformat()
-        with self._transaction() as db:
-            rows = db.execute(
-                "SELECT workspace FROM usage WHERE day >= ? GROUP BY workspace "
-                "ORDER BY MAX(day) DESC, workspace LIMIT ?",
-                (first, limit),
-            ).fetchall()
-        return [str(row[0]) for row in rows]
-
     def spent_today(self, workspace: str | None = None) -> float:
         """Today's cost in USD, of one workspace or of all (for the daily budgets)."""
         where, args = "WHERE day = ?", [self.today().isoformat()]

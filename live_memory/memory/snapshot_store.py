@@ -1,12 +1,14 @@
 """One JSON snapshot file per workspace root, written atomically, quarantined when unreadable.
 
-A snapshot is `{"format_version", "root", "saved_at", "state"}` written with orjson. A file that
-cannot be trusted (corrupt, another root, unknown format) is moved aside into `quarantine/`
-rather than deleted, so nothing a user had is lost silently.
+A snapshot is `{"format_version", "root", "saved_at", "state"}` written with orjson, in that
+key order, so `page_of_roots` reads a root from the head of a file without parsing its state.
+A file that cannot be trusted (corrupt, another root, unknown format) is moved aside into
+`quarantine/` rather than deleted, so nothing a user had is lost silently.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -30,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 _SLUG_MAX: Final = 40
 _DIGEST_CHARS: Final = 16
+_HEAD = re.compile(rb'^\{"format_version":(\d+),"root":("(?:[^"\\]|\\.)*")')
 
 
 class SnapshotStore:
@@ -119,6 +122,31 @@ class SnapshotStore:
         """Whether a snapshot file exists for `root` (it may still prove unusable on load)."""
         return self.path_for(root).is_file()
 
+    def page_of_roots(self, offset: int, limit: int) -> tuple[list[tuple[Path, float]], int]:
+        """Stored workspaces, most recently saved first: (root, saved at) for at most `limit`
+        of them from `offset`, and how many snapshot files there are in all.
+
+        Bounded by the page: the directory is listed (names and mtimes), but only the page's
+        files are opened, and only their first SNAPSHOT_HEAD_BYTES are read. Files that are
+        not snapshots of ours (unreadable, another format) are skipped.
+        """
+        found: list[tuple[float, str]] = []
+        try:
+            with os.scandir(self.directory) as entries:
+                for entry in entries:
+                    if entry.name.endswith(C.SNAPSHOT_SUFFIX) and not entry.name.startswith("."):
+                        with contextlib.suppress(OSError):  # removed meanwhile
+                            found.append((entry.stat(follow_symlinks=False).st_mtime, entry.path))
+        except OSError:  # no directory yet
+            return [], 0
+        found.sort(reverse=True)
+        page: list[tuple[Path, float]] = []
+        for mtime, path in found[max(offset, 0) : max(offset, 0) + max(limit, 0)]:
+            root = _read_root(Path(path))
+            if root is not None and self.path_for(root) == Path(path):
+                page.append((root, mtime))
+        return page, len(found)
+
     def _lock(self, path: Path) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(path, threading.Lock())
@@ -158,3 +186,20 @@ def _problem(document: object, root: Path) -> tuple[str, str] | None:
     if not isinstance(document.get("state"), dict):
         return "corrupt", "its state is not a JSON object"
     return None
+
+
+def _read_root(path: Path) -> Path | None:
+    """The root a snapshot names, read from the file's head (a root is at most PATH_MAX,
+    4096 bytes, well inside it); None when it is not one of ours."""
+    try:
+        with path.open("rb") as handle:
+            match = _HEAD.match(handle.read(C.SNAPSHOT_HEAD_BYTES))
+    except OSError:
+        return None
+    if match is None or int(match.group(1)) != C.SNAPSHOT_FORMAT_VERSION:
+        return None
+    try:
+        root = orjson.loads(match.group(2))
+    except orjson.JSONDecodeError:
+        return None
+    return Path(root) if isinstance(root, str) and root else None

@@ -2,8 +2,11 @@
 
 One server and one browser for the module (Chromium starts slowly on two cores). The server
 knows two workspaces, each asked one question, and has a third question held in flight by
-the fake provider while the pages are looked at. Each page is screenshotted (into
-$LIVE_MEMORY_SCREENSHOT_DIR, else a temp dir) and checked for browser console errors.
+the fake provider while the pages are looked at (its fork is marked stuck past the lowered
+LIVE_MEMORY_DASHBOARD_STUCK_ACTOR_S). A third workspace was only notified, by an earlier
+server on the same data directory: it is passivated and has no usage, and is still listed.
+Each page is screenshotted (into $LIVE_MEMORY_SCREENSHOT_DIR, else a temp dir) and checked for
+browser console errors.
 
 Without chromium / chromedriver / selenium the module skips locally and fails under CI=true.
 """
@@ -26,6 +29,7 @@ import pytest
 
 from live_memory.cli.main import run
 from tests.e2e.conftest import REPO_FILES, provider_env
+from tests.support.app_server import AppServer
 from tests.support.fakes import FakeProvider
 from tests.support.repo import make_repo
 from tests.support.server_process import ServerProcess
@@ -50,6 +54,7 @@ HELD_QUESTION = "A question held in flight (dash-marker-held)"
 FACT_CURRENT = "answer() in src/app.py returns 42 (fact-marker-current)"
 FACT_DEMOTED = "shout() lower-cases its input (fact-marker-demoted)"
 PAGE_TIMEOUT_S = 20.0
+STUCK_AFTER_S = 1.0
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -78,8 +83,10 @@ def _bearer() -> dict[str, str]:
 class World:
     """The server, its workspaces and the held question."""
 
-    def __init__(self, server: ServerProcess, fake: FakeProvider, a: Path, b: Path) -> None:
-        self.server, self.fake, self.a, self.b = server, fake, a, b
+    def __init__(
+        self, server: ServerProcess, fake: FakeProvider, a: Path, b: Path, c: Path
+    ) -> None:
+        self.server, self.fake, self.a, self.b, self.c = server, fake, a, b, c
         self.held: threading.Event | None = None
         self.held_thread: threading.Thread | None = None
         self.held_status = 0
@@ -115,13 +122,22 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     tmp = tmp_path_factory.mktemp("dashboard")
     a = make_repo(tmp / "alpha", REPO_FILES)
     b = make_repo(tmp / "beta", REPO_FILES)
+    c = make_repo(tmp / "gamma", REPO_FILES)
     with FakeProvider() as fake:
         env = provider_env(fake, "anthropic") | {
             "LIVE_MEMORY_TOKEN": TOKEN,
             "LIVE_MEMORY_DEFAULT_TIMEOUT_S": "600",  # the held question outlives the module
+            "LIVE_MEMORY_DASHBOARD_STUCK_ACTOR_S": str(STUCK_AFTER_S),
         }
+        with AppServer(tmp / "data", env) as earlier:  # leaves c's snapshot, no usage
+            event = {"path": "src/app.py", "kind": "read", "content": REPO_FILES["src/app.py"]}
+            for path, body in (("/clear", {}), ("/notify", {"events": [event]})):
+                done = earlier.request(
+                    "POST", path, json={"cwd": str(c), **body}, headers=_bearer()
+                )
+                assert done.status_code in (200, 202), done.text
         with ServerProcess(tmp / "data", env) as server:
-            w = World(server, fake, a, b)
+            w = World(server, fake, a, b, c)
             assert w.ask(QUESTION_A, a).status_code == 200
             assert w.ask(QUESTION_B, b).status_code == 200
             notified = httpx.post(
@@ -259,7 +275,7 @@ def test_login_link_sets_a_strict_httponly_cookie_and_works_once(
 # --- pages ---------------------------------------------------------------------------------
 
 
-def test_overview_shows_both_workspaces_and_the_question_in_flight(
+def test_overview_shows_every_workspace_and_the_question_in_flight(
     world: World, browser: Any, screens: Path
 ) -> None:
 
@@ -269,7 +285,12 @@ def test_overview_shows_both_workspaces_and_the_question_in_flight(
         r.get_attribute("data-root"): r
         for r in browser.find_elements(By.CSS_SELECTOR, "#workspaces tbody tr")
     }
-    assert set(rows) == {str(world.a), str(world.b)}
+    assert set(rows) == {str(world.a), str(world.b), str(world.c)}
+    # Passivated and never asked (no usage at all): listed from the snapshot store.
+    passivated = rows.pop(str(world.c))
+    assert passivated.find_element(By.CSS_SELECTOR, ".state").text == "passivated"
+    assert passivated.find_element(By.CSS_SELECTOR, ".questions-today").text == "0"
+    assert "2 active" in _text(browser, "#workspace-counts")
     for row in rows.values():
         assert row.find_element(By.CSS_SELECTOR, ".state").text == "active"
         assert row.find_element(By.CSS_SELECTOR, ".questions-today").text == "1"
@@ -355,6 +376,29 @@ def test_actors_page_lists_every_actor_and_refreshes_itself(
     )
     assert browser.find_elements(By.CSS_SELECTOR, "#actors tbody tr[data-kind='fork']")
     assert _console_errors(browser) == []
+
+
+def test_an_actor_busy_past_the_threshold_is_highlighted_as_stuck(
+    world: World, browser: Any, screens: Path
+) -> None:
+    """The held question's fork is busy on it until the fake provider's Event is set; past
+    the lowered threshold the refreshing actors page marks its row stuck."""
+
+    _logged_in(world, browser)
+    _show(browser, f"{world.url}/ui/actors", screens, "actors-before-stuck")
+    stuck = "#actors tbody tr.stuck[data-kind='fork']"
+    row = WebDriverWait(browser, PAGE_TIMEOUT_S).until(
+        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, stuck))
+    )
+    assert row.find_element(By.CSS_SELECTOR, ".stuck-tag").text == "stuck"
+    assert "StartFork" in row.text
+    assert not browser.find_elements(
+        By.CSS_SELECTOR, "#actors tbody tr.stuck:not([data-kind='fork'])"
+    )
+    browser.save_screenshot(str(screens / "actors-stuck.png"))
+    assert _console_errors(browser) == []
+    browser.get(f"{world.url}/ui")
+    assert _text(browser, "#stuck-count") == "1 stuck"
 
 
 # --- actions -------------------------------------------------------------------------------

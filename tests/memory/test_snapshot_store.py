@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import errno
 import logging
+import os
 import resource
 import signal
 import threading
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -166,3 +168,55 @@ def test_concurrent_saves_for_different_roots_all_land(tmp_path: Path) -> None:
         thread.join(timeout=10)
     assert not errors
     assert all(store.load(root) == {"step": 9, "root": str(root)} for root in roots)
+
+
+def test_stored_roots_are_listed_a_page_at_a_time_newest_first(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path / "workspaces")
+    assert store.page_of_roots(0, 10) == ([], 0)  # no directory yet
+    roots = [Path(f'/home/dev/p{i:02d} "quoted" \\ dir') for i in range(7)]
+    for stamp, root in enumerate(roots, 1):
+        store.save(root, {"history": ["x" * 20_000]})  # a state far longer than the head
+        os.utime(store.path_for(root), (stamp, stamp))
+    (store.directory / "notes.json").write_bytes(b'{"something": "else"}')
+    (store.directory / "broken.json").write_bytes(b"\0" * 10)
+    os.utime(store.directory / "notes.json", (100, 100))  # newest: skipped, still counted
+    os.utime(store.directory / "broken.json", (0, 0))
+    first, total = store.page_of_roots(0, 4)
+    assert total == 9
+    assert first == [(roots[6], 7.0), (roots[5], 6.0), (roots[4], 5.0)]
+    rest, _ = store.page_of_roots(4, 4)
+    assert [root for root, _ in rest] == [roots[3], roots[2], roots[1], roots[0]]
+    assert store.page_of_roots(9, 4) == ([], 9)
+
+
+def test_listing_reads_only_the_head_of_the_pages_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SnapshotStore(tmp_path / "workspaces")
+    for i in range(30):
+        store.save(Path(f"/w/{i}"), {"blob": "y" * 100_000})
+    opened: list[int] = []
+    real_open = Path.open
+
+    class Counting:
+        def __init__(self, handle: Any) -> None:
+            self.handle = handle
+
+        def __enter__(self) -> Counting:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.handle.close()
+
+        def read(self, size: int = -1) -> bytes:
+            opened.append(size)
+            data: bytes = self.handle.read(size)
+            return data
+
+    def counting_open(self: Path, *args: Any, **kwargs: Any) -> Counting:
+        return Counting(real_open(self, *args, **kwargs))
+
+    monkeypatch.setattr(Path, "open", counting_open)
+    page, total = store.page_of_roots(10, 5)
+    assert (len(page), total) == (5, 30)
+    assert opened == [8192] * 5  # five heads, no whole file

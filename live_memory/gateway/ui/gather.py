@@ -1,7 +1,7 @@
 """The dashboard's data, fetched through the service: health, actor inventory, usage ledger,
-and `InspectWorkspace` messages to live workspaces. Passivated workspaces (those used within
-DASHBOARD_DAYS, from the usage ledger, whose snapshot exists) are read from their snapshots,
-so looking at the dashboard never activates or keeps alive a workspace.
+and `InspectWorkspace` messages to live workspaces. Passivated workspaces are every snapshot
+in the store, listed a page at a time (newest first), and read from their snapshot files, so
+looking at the dashboard never activates or keeps alive a workspace.
 """
 
 from __future__ import annotations
@@ -39,17 +39,8 @@ async def _inspect(service: LiveMemoryService, root: str, *, detail: bool, query
     return await wait_reply(reply, C.EDGE_REPLY_TIMEOUT_S)
 
 
-def _passivated_row(service: LiveMemoryService, root: Path) -> Row | None:
-    """A recently used workspace that is not active: listed while its snapshot exists."""
-    try:
-        mtime = service.store.path_for(root).stat().st_mtime
-    except OSError:  # emptied, or never saved: nothing to look at
-        return None
-    return {"workspace": str(root), "state": "passivated", "last_activity_at": mtime}
-
-
 def actor_rows(service: LiveMemoryService) -> list[Row]:
-    return mark_actors(service.actors(), C.DASHBOARD_STUCK_ACTOR_S)
+    return mark_actors(service.actors(), service.settings.dashboard_stuck_actor_s)
 
 
 def mark_actors(inventory: Iterable[Row], stuck_after_s: float) -> list[Row]:
@@ -69,12 +60,14 @@ def mark_actors(inventory: Iterable[Row], stuck_after_s: float) -> list[Row]:
     return rows
 
 
-async def overview(service: LiveMemoryService) -> Row:
+async def overview(service: LiveMemoryService, page: int = 0) -> Row:
+    """Page 0 lists the active workspaces, then the first page of the stored ones; later
+    pages list stored ones only (DASHBOARD_MAX_WORKSPACES a page)."""
     health = await service.health()
-    active = await active_roots(service)
-    known = await asyncio.to_thread(
-        service.stores.usage.recent_workspaces, C.DASHBOARD_DAYS, C.DASHBOARD_MAX_WORKSPACES
-    )
+    live = await active_roots(service)
+    active = live if page == 0 else []
+    size = C.DASHBOARD_MAX_WORKSPACES
+    stored, stored_total = await asyncio.to_thread(service.store.page_of_roots, page * size, size)
     today = await asyncio.to_thread(service.stores.usage.today_by_workspace)
     looks = await asyncio.gather(
         *(_inspect(service, root, detail=False, query="") for root in active),
@@ -87,12 +80,11 @@ async def overview(service: LiveMemoryService) -> Row:
             rows.append({"workspace": root, "state": "active"})
         else:
             rows.append(look)
-    live = set(active)
-    rest = [Path(root) for root in known if root not in live]
-    for path in rest[: max(C.DASHBOARD_MAX_WORKSPACES - len(rows), 0)]:
-        row = await asyncio.to_thread(_passivated_row, service, path)
-        if row is not None:
-            rows.append(row)
+    rows.extend(
+        {"workspace": str(root), "state": "passivated", "last_activity_at": saved_at}
+        for root, saved_at in stored
+        if str(root) not in live
+    )
     for row in rows:
         row["today"] = today.get(str(row["workspace"]))
     actors = actor_rows(service)
@@ -105,7 +97,10 @@ async def overview(service: LiveMemoryService) -> Row:
     return {
         "health": health,
         "workspaces": rows,
-        "workspaces_known": len(live | set(known)),
+        "workspaces_active": len(live),
+        "workspaces_stored": stored_total,
+        "page": page,
+        "pages": max(1, -(-stored_total // size)),
         "queues": queues,
         "actors": len(actors),
         "stuck_actors": sum(1 for a in actors if a["stuck"]),

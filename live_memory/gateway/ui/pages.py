@@ -114,7 +114,7 @@ def build_ui_routes(auth: DashboardAuth, reload: Reload) -> list[BaseRoute]:
             "now": now,
             "ago": lambda at: _ago(at, now),
             "poll_ms": int(C.DASHBOARD_POLL_S * 1000),
-            "stuck_s": C.DASHBOARD_STUCK_ACTOR_S,
+            "stuck_s": service_of(request).settings.dashboard_stuck_actor_s,
         }
         response = templates.TemplateResponse(request, name, base | context, status_code=status)
         response.headers.update(_HEADERS)
@@ -124,7 +124,10 @@ def build_ui_routes(auth: DashboardAuth, reload: Reload) -> list[BaseRoute]:
         return page(request, "message.html", {"title": title, "detail": detail}, status)
 
     async def overview(request: Request) -> Response:
-        data = await gather.overview(service_of(request))
+        number = request.query_params.get("page", "0")
+        if not number.isdigit() or int(number) > C.DASHBOARD_MAX_PAGE:
+            return problem(request, 400, "No such page", "Pages are numbered 0, 1, 2, …")
+        data = await gather.overview(service_of(request), int(number))
         return page(request, "overview.html", data | {"done": request.query_params.get("done")})
 
     async def workspace(request: Request) -> Response:
