@@ -123,9 +123,25 @@ class AnthropicProvider:
             headers = {"Authorization": f"Bearer {token}"} if token else None
 
             async def call() -> anthropic.types.Message:
-                return await client.messages.create(
+                # Streamed, so giving up (deadline, cancel) closes the connection and the
+                # server stops generating; the tap gets the text as it comes.
+                tap = request.tap
+                if tap is not None:
+                    tap.reset()
+                started = time.monotonic()
+                async with client.messages.stream(
                     **params, extra_headers=headers, timeout=_attempt_timeout(deadline)
-                )
+                ) as stream:
+                    async for event in stream:
+                        if tap is not None and event.type == "text" and event.text:
+                            if tap.first_token_s is None:
+                                tap.first_token_s = time.monotonic() - started
+                            tap.add_text(event.text)
+                    try:
+                        return await stream.get_final_message()
+                    except AssertionError:  # the SDK's way of saying no message_start came
+                        # ValueError: the retry layer reports a bad response, not retried.
+                        raise ValueError("the stream carried no message") from None
 
             return await with_retries(
                 call,
