@@ -92,7 +92,10 @@ class EffectRunner:
         self.services = services
         settings = services.settings
         self.toolbox = Toolbox(
-            self.path, secret_patterns=settings.secret_path_patterns, file_globs=settings.file_globs
+            self.path,
+            secret_patterns=settings.secret_path_patterns,
+            file_globs=settings.file_globs,
+            max_output_chars=services.tool_output_chars,  # scaled with the window
         )
         self.ingestor = Ingestor(
             self.path,

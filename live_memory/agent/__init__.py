@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from live_memory.agent.compactor import tree_chars
+from live_memory.agent.endpoint_speed import Budget, SpeedBoard, SpeedSnapshot, question_budget
 from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.question import (
     QuestionJob,
@@ -24,28 +25,33 @@ from live_memory.agent.retrieval import (
     append_retrieval,
     retrieve_all,
 )
-from live_memory.agent.services import Services, Stores, build_services
+from live_memory.agent.services import Services, Stores, build_services, with_endpoint
 from live_memory.agent.summarizer import summarize
 
 __all__ = [
     "FACTS_SOURCE",
     "STALE_MARK",
     "SYSTEM_PROMPT",
+    "Budget",
     "QuestionJob",
     "QuestionOutcome",
     "Retrieval",
     "RetrievalPart",
     "Retriever",
     "Services",
+    "SpeedBoard",
+    "SpeedSnapshot",
     "Stores",
     "answer_question",
     "append_retrieval",
     "build_services",
     "clamp_answer_tokens",
     "fact_retrievers",
+    "question_budget",
     "resident_chars",
     "resident_facts",
     "retrieve_all",
     "summarize",
     "tree_chars",
+    "with_endpoint",
 ]

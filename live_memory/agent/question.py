@@ -88,6 +88,7 @@ async def answer_question(
     limits = LoopLimits(
         soft_deadline=job.soft_deadline,
         max_answer_tokens=job.max_answer_tokens,
+        tool_result_token_budget=services.tool_budget_tokens,
         cache_ttl=job.cache_ttl,
         cache_min_tokens=job.cache_min_tokens,
         grounded=retrieval.grounds,
@@ -116,6 +117,10 @@ async def answer_question(
         retrieval = await _retrieve(job, window)  # the forced freeze dropped the delta
         result = await attempt()
 
+    speed = services.speed  # learnt per endpoint: the next question's budget follows it
+    for timings in result.timings:
+        speed.observe_call(timings)
+    speed.observe_question(result.iterations)
     for read in result.reads:
         window.record_read(read.path, read.sha256, read.size)
     window.append_qa(job.question, result.answer)

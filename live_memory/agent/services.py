@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field, replace
 
+from live_memory.agent.endpoint_speed import Budget, SpeedBoard, SpeedMeter, question_budget
 from live_memory.agent.provider_factory import make_provider
 from live_memory.agent.spend import SpendGuard
 from live_memory.config import Settings
@@ -11,20 +13,34 @@ from live_memory.config import constants as C
 from live_memory.errors import NoProviderConfigured
 from live_memory.knowledge import FactStore, TranscriptQueue, UsageLedger
 from live_memory.prompt_cache import CachePolicy, cache_policy_for
-from live_memory.providers import Pricing, Provider, Usage, context_tokens_for, cost_usd, price_for
+from live_memory.providers import (
+    EndpointFacts,
+    Pricing,
+    ProbeStatus,
+    Provider,
+    Usage,
+    context_tokens_for,
+    cost_usd,
+    endpoint_kind,
+    price_for,
+)
 
-__all__ = ["Services", "Stores", "build_services"]
+__all__ = ["Services", "Stores", "build_services", "with_endpoint"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
 class Stores:
-    """The process's durable stores (SQLite in the data dir); they outlive reloads."""
+    """The process's stores (SQLite in the data dir, and the endpoints' learnt speed, in
+    memory); they outlive reloads."""
 
     usage: UsageLedger
     transcripts: TranscriptQueue
     facts: FactStore | None = None
     """The durable fact store; None keeps the ledger in the window alone (each compaction
     regenerates it from one summary, as before the store existed)."""
+    speeds: SpeedBoard = field(default_factory=SpeedBoard)
 
     def close(self) -> None:
         self.usage.close()
@@ -44,6 +60,10 @@ class Services:
     spend: SpendGuard
     stores: Stores
     cache_policy: CachePolicy
+    endpoint: EndpointFacts = field(default_factory=lambda: EndpointFacts("not_probed"))
+    """What probing the endpoint found (`pending` until it answers; see providers.probe)."""
+    context_source: str = "LIVE_MEMORY_MAX_CONTEXT_TOKENS"
+    """Where `max_context_tokens` came from, in words (/health, /stats)."""
 
     def require_provider(self) -> Provider:
         """The configured provider. Raises NoProviderConfigured naming what to set."""
@@ -66,6 +86,60 @@ class Services:
         return self.settings.model
 
     @property
+    def local(self) -> bool:
+        """A model server on this machine or network (its cache and its speed are its own)."""
+        return self.cache_policy.local
+
+    @property
+    def speed(self) -> SpeedMeter:
+        return self.stores.speeds.meter(self.settings.base_url or self.settings.provider or "")
+
+    def budget(self, answer_tokens: int) -> Budget:
+        """The soft budget of the next question (see endpoint_speed.question_budget)."""
+        settings = self.settings
+        return question_budget(
+            self.speed.snapshot(),
+            local=self.local,
+            answer_tokens=answer_tokens,
+            default_s=settings.default_timeout_s,
+            explicit=settings.timeout_explicit,
+            mcp_timeout_s=settings.mcp_timeout_s,
+        )
+
+    @property
+    def tool_output_chars(self) -> int:
+        """One tool result's cap, scaled with the window (a default Read of 60,000 characters
+        filled half of a 32k local window)."""
+        share = self.max_context_tokens * C.TOOL_OUTPUT_SHARE_OF_WINDOW * C.CHARS_PER_TOKEN
+        return max(C.MIN_TOOL_OUTPUT_CHARS, min(C.TOOL_OUTPUT_MAX_CHARS, int(share)))
+
+    @property
+    def tool_budget_tokens(self) -> int:
+        """All of one question's tool results, scaled with the window."""
+        share = int(self.max_context_tokens * C.TOOL_BUDGET_SHARE_OF_WINDOW)
+        return max(C.MIN_TOOL_BUDGET_TOKENS, min(C.QUESTION_TOOL_RESULT_TOKEN_BUDGET, share))
+
+    def endpoint_report(self) -> dict[str, object]:
+        """The endpoint block of /health and /stats: what is known, and where from."""
+        facts = self.endpoint
+        body: dict[str, object] = {
+            "local": self.local,
+            "probe": facts.to_json(),
+            "context_tokens": self.max_context_tokens,
+            "context_source": self.context_source,
+            "tool_output_max_chars": self.tool_output_chars,
+            "question_tool_budget_tokens": self.tool_budget_tokens,
+            "speed": self.speed.snapshot().to_json(),
+        }
+        if facts.status == "nothing_found" and self.settings.max_context_tokens is None:
+            body["problem"] = (
+                f"the endpoint did not say its context size (tried {', '.join(facts.tried)}); "
+                f"assuming {self.max_context_tokens} tokens: set LIVE_MEMORY_MAX_CONTEXT_TOKENS "
+                "to the size the server was started with"
+            )
+        return body
+
+    @property
     def keep_warm_interval_s(self) -> float:
         """The configured interval, else a margin under the provider's cache lifetime."""
         return self.cache_policy.keep_warm_interval_s
@@ -81,11 +155,17 @@ def build_services(settings: Settings, stores: Stores) -> Services:
         cache_read_mult=settings.price_cache_read_mult,
         cache_write_mult=settings.price_cache_write_mult,
     )
-    window = (
-        settings.max_context_tokens
-        or context_tokens_for(settings.model)
-        or C.FALLBACK_CONTEXT_TOKENS
-    )
+    known = context_tokens_for(settings.model)
+    window = settings.max_context_tokens or known or C.FALLBACK_CONTEXT_TOKENS
+    probe = _probe_status(settings)
+    if settings.max_context_tokens is not None:
+        source = "LIVE_MEMORY_MAX_CONTEXT_TOKENS"
+    elif known is not None:
+        source = f"the model table ({settings.model})"
+    elif probe == "pending":
+        source = f"assumed {window} until the endpoint probe answers"
+    else:
+        source = f"assumed {window}: nothing says this model's context size"
     spend = SpendGuard(stores.usage, settings)
     policy = cache_policy_for(
         settings.provider or C.PROVIDER_ANTHROPIC,
@@ -94,4 +174,60 @@ def build_services(settings: Settings, stores: Stores) -> Services:
         interval_override=settings.keep_warm_interval_s,
         max_idle_s=settings.keep_warm_max_idle_s,
     )
-    return Services(settings, provider, pricing, window, spend, stores, policy)
+    return Services(
+        settings,
+        provider,
+        pricing,
+        window,
+        spend,
+        stores,
+        policy,
+        endpoint=EndpointFacts(probe),
+        context_source=source,
+    )
+
+
+def _probe_status(settings: Settings) -> ProbeStatus:
+    """`pending` for an OpenAI-compatible server (llama.cpp, vLLM, Ollama, LM Studio, a
+    gateway): worth asking once; the big APIs' context sizes are in the model table."""
+    if settings.provider != C.PROVIDER_OPENAI:
+        return "not_probed"
+    kind = endpoint_kind(settings.provider, settings.base_url, settings.model)
+    return "pending" if kind == "openai_compatible" else "not_probed"
+
+
+def with_endpoint(services: Services, facts: EndpointFacts) -> Services:
+    """`services` with what the probe found: its context size unless the user set one."""
+    settings = services.settings
+    found = facts.context_tokens
+    if found is not None:
+        logger.info(
+            "endpoint %s: %s, context %d tokens (%s)",
+            settings.base_url,
+            facts.server,
+            found,
+            facts.source,
+        )
+    else:
+        logger.warning(
+            "endpoint %s did not say its context size (tried %s); assuming %d tokens: set "
+            "LIVE_MEMORY_MAX_CONTEXT_TOKENS",
+            settings.base_url,
+            ", ".join(facts.tried),
+            services.max_context_tokens,
+        )
+    if settings.max_context_tokens is not None:
+        if found is not None and found < settings.max_context_tokens:
+            logger.warning(
+                "LIVE_MEMORY_MAX_CONTEXT_TOKENS=%d is larger than the server's context (%d): "
+                "prompts past %d will be refused",
+                settings.max_context_tokens,
+                found,
+                found,
+            )
+        return replace(services, endpoint=facts)
+    if found is None:
+        source = f"assumed {services.max_context_tokens}: the endpoint did not say its size"
+        return replace(services, endpoint=facts, context_source=source)
+    source = f"{facts.server} {facts.source}"
+    return replace(services, endpoint=facts, max_context_tokens=found, context_source=source)

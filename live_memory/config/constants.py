@@ -48,6 +48,7 @@ RESOLVE_CACHE_SIZE: Final = 4096  # cwd -> workspace root resolutions the gatewa
 # --- questions and the agent loop ---------------------------------------------------------
 DEFAULT_TIMEOUT_S: Final = 60.0
 HARD_DEADLINE_MARGIN_S: Final = 15.0  # hard backstop = soft budget + margin (< MCP timeout)
+DEFAULT_MCP_TIMEOUT_S: Final = 120.0  # the plugin's .mcp.json "timeout" (120000 ms)
 MAX_AGENT_ITERATIONS: Final = 25
 MIN_CALL_TIMEOUT_S: Final = 1.0  # never give one provider call less than this
 COLD_LEDGER_MAX_CHARS: Final = 40  # a ledger this short counts as "empty" for the cold guard
@@ -296,7 +297,7 @@ CREDENTIALS_MAX_BYTES: Final = 1024 * 1024
 
 # --- cli and plugin -----------------------------------------------------------------------
 CLI_REQUEST_TIMEOUT_S: Final = 10.0  # status, stats, actors, reset, empty, reload
-CLI_ASK_TIMEOUT_S: Final = DEFAULT_TIMEOUT_S + HARD_DEADLINE_MARGIN_S + 30.0
+CLI_ASK_TIMEOUT_S: Final = DEFAULT_MCP_TIMEOUT_S + 30.0  # a local model may use all of it
 SYSTEMD_UNIT_NAME: Final = "live-memory.service"
 LAUNCHD_LABEL: Final = "com.live-memory"
 SERVICE_ENV_FILE: Final = "~/.config/live-memory/env"
@@ -393,7 +394,6 @@ TOOL_OUTPUT_SHARE_OF_WINDOW: Final = 0.08  # one tool result, at most this share
 TOOL_BUDGET_SHARE_OF_WINDOW: Final = 0.30  # all of one question's tool results
 MIN_TOOL_OUTPUT_CHARS: Final = 2_000  # never cap one tool result below this
 MIN_TOOL_BUDGET_TOKENS: Final = 1_000
-DEFAULT_MCP_TIMEOUT_S: Final = 120.0  # the plugin's .mcp.json "timeout" (120000 ms)
 MCP_TIMEOUT_SAFETY_S: Final = 5.0  # the hard backstop ends this long before the MCP timeout
 SPEED_EWMA_ALPHA: Final = 0.3  # weight of the newest prefill / generation speed sample
 SPEED_MIN_SAMPLE_TOKENS: Final = 16  # a sample over fewer tokens says nothing about speed
@@ -423,3 +423,4 @@ RAY_HOST_ACTIVATE_TIMEOUT_S: Final = 60.0  # a (re)started host restores in this
 RAY_EDGE_REPLY_TIMEOUT_S: Final = 60.0  # a quick request may wait for its actor to (re)start
 RAY_ACTOR_CONCURRENCY: Final = 64  # concurrent calls one workspace actor's event loop takes
 RAY_PRIVATE_CHECKOUT_UNITS: Final = 1000.0  # a private instance advertises "/" this many times
+OLLAMA_DEFAULT_NUM_CTX: Final = 4096  # what Ollama runs a model at unless num_ctx is set

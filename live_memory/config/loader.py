@@ -276,6 +276,7 @@ def _build(
         model=model,
         summary_model=values.get("summary_model", model),
         config_file=config_file,
+        timeout_explicit="default_timeout_s" in merged,
     )
     kwargs: dict[str, Any] = values
     return Settings(**kwargs)

@@ -37,6 +37,11 @@ class Settings:
     compaction_threshold: float = C.DEFAULT_COMPACTION_THRESHOLD
     compaction_floor: float = C.DEFAULT_COMPACTION_FLOOR
     default_timeout_s: float = C.DEFAULT_TIMEOUT_S
+    mcp_timeout_s: float = C.DEFAULT_MCP_TIMEOUT_S
+    """The MCP client's tool-call timeout (the plugin's is 120 s): no soft budget learnt from
+    a slow local model's speed grows past it (less the hard backstop's margin)."""
+    timeout_explicit: bool = False
+    """True when the user set LIVE_MEMORY_DEFAULT_TIMEOUT_S: then it is the budget, as set."""
     max_answer_tokens: int = C.DEFAULT_MAX_ANSWER_TOKENS
     concurrency: Concurrency = C.DEFAULT_CONCURRENCY
     max_parallel_queries: int = C.DEFAULT_MAX_PARALLEL_QUERIES

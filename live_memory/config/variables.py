@@ -224,6 +224,7 @@ VARIABLES: Final[dict[str, Parser]] = {
     "compaction_threshold": _number(0.0, lo_open=True, hi=1.0),
     "compaction_floor": _number(0.0, lo_open=True, hi=1.0),
     "default_timeout_s": _number(0.0, lo_open=True),
+    "mcp_timeout_s": _number(0.0, lo_open=True),
     "max_answer_tokens": _integer(C.MIN_ANSWER_TOKENS, C.MAX_ANSWER_TOKENS_CAP),
     "concurrency": _choice("parallel", "serial"),
     "max_parallel_queries": _integer(1, C.MAX_PARALLEL_QUERIES_CAP),

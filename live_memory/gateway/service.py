@@ -41,7 +41,13 @@ from live_memory.actors import (
     WatchdogActor,
     keep_warm_config,
 )
-from live_memory.agent import Services, Stores, build_services, clamp_answer_tokens
+from live_memory.agent import (
+    Services,
+    Stores,
+    build_services,
+    clamp_answer_tokens,
+    with_endpoint,
+)
 from live_memory.config import Settings, canonical_workspace
 from live_memory.config import constants as C
 from live_memory.errors import (
@@ -65,6 +71,7 @@ from live_memory.knowledge import (
     health_banner,
 )
 from live_memory.memory import LedgerFact, Snapshots, SnapshotStore
+from live_memory.providers import EndpointFacts, probe_endpoint
 from live_memory.watchers import WatcherBoard
 
 __all__ = ["LiveMemoryService"]
@@ -166,6 +173,7 @@ class LiveMemoryService:
         Weak, so a passivated actor's mailbox is freed with it instead of living on here."""
         for root in self.stores.transcripts.workspaces_with_pending():
             self.gateway.tell(Route(root, DrainTranscripts()))
+        self.probe_endpoint(self.services)
 
     # --- questions -----------------------------------------------------------------------
     def check_ask(
@@ -191,7 +199,7 @@ class LiveMemoryService:
         # The check stats the workspace directory on the loop: a hop to the blocking pool per
         # question delayed admission enough to reorder a burst (a full queue then 429'd fewer).
         text, where, tokens = self.check_ask(question, cwd, max_answer_tokens)
-        budget = self.settings.default_timeout_s
+        budget = self.services.budget(tokens).seconds  # a local server's: its measured speed
         reply: Future[Answer] = Future()
         self._asking.add(reply)
         reply.add_done_callback(self._asking.discard)
@@ -362,6 +370,8 @@ class LiveMemoryService:
         }
         if self.settings.provider is None:
             body["problem"] = self.settings.provider_problem
+        else:
+            body["endpoint"] = self.services.endpoint_report()
         watcher = await self.watcher_status()
         if watcher is not None:
             body["watcher"] = watcher
@@ -390,10 +400,32 @@ class LiveMemoryService:
 
     def reconfigure(self, settings: Settings, services: Services) -> None:
         """Hot reload: new questions use `services`; in-flight ones finish on the old."""
+        self._adopt(settings, services)
+        self.probe_endpoint(services)
+
+    def _adopt(self, settings: Settings, services: Services) -> None:
         self.settings, self.services = settings, services
         self.gateway.tell(UpdateServices(services))
         if self.keep_warm is not None:
             self.keep_warm.tell(keep_warm_config(services))
+
+    def probe_endpoint(self, services: Services) -> None:
+        """Ask an OpenAI-compatible server once for its context size, on the I/O loop (never
+        the event loop, never holding up start-up); what it says is adopted when it answers,
+        unless a reload replaced `services` meanwhile (that reload probes for itself)."""
+        if services.endpoint.status != "pending":
+            return
+        settings = services.settings
+        probe = probe_endpoint(settings.base_url or "", settings.model, settings.api_key)
+        future = self.system.io.submit(probe)
+
+        def adopt(done: Future[EndpointFacts]) -> None:
+            if done.cancelled() or done.exception() is not None:
+                return  # the I/O loop stopped (shutdown); probe_endpoint itself never raises
+            if self.services is services and not self.closing:
+                self._adopt(self.settings, with_endpoint(services, done.result()))
+
+        future.add_done_callback(adopt)
 
     async def watcher_status(self) -> dict[str, object] | None:
         """What the watcher last published: never waits on the watcher (it may be walking

@@ -26,6 +26,7 @@ from live_memory.providers.pricing import (
     min_cacheable_tokens,
     price_for,
 )
+from live_memory.providers.probe import EndpointFacts, ProbeStatus, probe_endpoint
 from live_memory.providers.types import (
     Block,
     CacheTtl,
@@ -68,11 +69,13 @@ __all__ = [
     "CallTimings",
     "ChatRequest",
     "ChatResponse",
+    "EndpointFacts",
     "LazyProvider",
     "Message",
     "OAuthTokenSource",
     "OpenAIProvider",
     "Pricing",
+    "ProbeStatus",
     "Provider",
     "StreamTap",
     "SystemBlock",
@@ -87,6 +90,7 @@ __all__ = [
     "is_local_endpoint",
     "min_cacheable_tokens",
     "price_for",
+    "probe_endpoint",
     "prompt_cache_retention_for",
     "sends_key_as_bearer",
     "supports_1h_cache_ttl",
