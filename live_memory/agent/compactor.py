@@ -94,8 +94,18 @@ async def _fold_history(
     summary stops it with the rest of the history kept. Returns the turns dropped."""
     old, _ = split_history_for_summary(window)
     dropped = 0
-    for chunk in chunk_turns(old)[: C.SUMMARY_MAX_CHUNKS_PER_COMPACTION]:
-        if window.refrozen_tokens() <= marks.floor_tokens:
+    chunks = chunk_turns(old)[: C.SUMMARY_MAX_CHUNKS_PER_COMPACTION]
+    whole = services.stores.facts is not None
+    if whole:
+        # With the store the summary need only carry the material's facts, not the whole
+        # ledger again: chunks sized to what one summary can restate, so a compaction does
+        # not squeeze out what does not fit in one output (more, smaller summariser calls).
+        # And all of the old history is folded, not just down to the floor: what one
+        # 200k-char chunk did before, so the next compaction is as far off as it was.
+        size = int(C.LEDGER_MAX_TOKENS * C.CHARS_PER_TOKEN * C.SUMMARY_STORE_CHUNK_SHARE)
+        chunks = chunk_turns(old, size)[: C.SUMMARY_MAX_CHUNKS_WITH_STORE]
+    for chunk in chunks:
+        if not whole and window.refrozen_tokens() <= marks.floor_tokens:
             break
         if not await _fold(window, services, report, [], chunk):
             break

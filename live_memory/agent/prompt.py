@@ -23,7 +23,7 @@ How to answer:
 - Files marked CHANGED or DELETED, and facts under "Possibly out of date", must be re-verified
   before you rely on them.
 - A "[retrieved for the next question ...]" message holds what your stores know about the
-  question that follows. Its facts from long-term memory are current unless marked: use them
+  question that follows. Its "Facts from long-term memory" are current unless marked: use them
   as you would the accumulated knowledge. A fact marked "(possibly out of date)" cites a file
   that changed since it was learnt: re-verify it before you rely on it.
 - You cannot edit files or run commands. Paths are relative to the workspace root.

@@ -86,10 +86,9 @@ async def store_facts(
     return True
 
 
-FACTS_HEADING = (
-    "Facts from your long-term memory that match the question (current unless marked; "
-    'a fact marked "(possibly out of date)" cites a file that changed since: re-verify it)'
-)
+FACTS_HEADING = "Facts from long-term memory"
+"""Short: it is repeated in every retrieval delta; how to read the facts (current unless
+marked "(possibly out of date)") is said once, in the system prompt."""
 STALE_MARK = "(possibly out of date) "
 FACTS_SOURCE = "facts"
 
