@@ -6,20 +6,17 @@ the worker pool. Keeping pykka here lets the same actor classes move onto Ray la
 
 Most actors (workspaces, forks) own no thread: they are pykka actors whose mailbox schedules
 them onto the system's bounded worker pool when a message arrives, one message at a time and
-never on two workers at once. A thread per workspace cost a glibc arena each, so 50 idle large
-workspaces kept 1.2 GB of freed tree-build memory; a pool of `ACTOR_POOL_WORKERS` threads
-reuses the same few arenas. The few long-lived singletons that may block (the watcher, the
-gateway, keep-warm) set `dedicated_thread = True` and run pykka's own blocking loop.
+never on two workers at once (`pool.py`: the scheduling mailbox and the bounded pool). The
+few long-lived singletons that may block (the watcher, the gateway, keep-warm) set
+`dedicated_thread = True` and run pykka's own blocking loop.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
@@ -28,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 import pykka
 
 from live_memory.actors.io_loop import IoLoop
+from live_memory.actors.pool import Mailbox, WorkerPool
 from live_memory.config import constants as C
 
 if TYPE_CHECKING:
@@ -66,103 +64,6 @@ def resolve(reply: Future[Any], value: Any = _UNSET, *, error: BaseException | N
     except InvalidStateError:
         return False
     return True
-
-
-class _Mailbox:
-    """A pykka inbox that can also schedule its actor: `put` calls `on_ready` once when the
-    first message arrives for an actor that is not already scheduled (the "scheduled" flag
-    makes handling serial per actor)."""
-
-    def __init__(self) -> None:
-        self._items: deque[Envelope[Any]] = deque()
-        self._ready = threading.Condition(threading.Lock())
-        self._scheduled = False
-        self.on_ready: Callable[[], None] | None = None
-
-    def put(self, envelope: Envelope[Any], /) -> None:
-        with self._ready:
-            self._items.append(envelope)
-            self._ready.notify()
-            schedule = self.on_ready is not None and not self._scheduled
-            if schedule:
-                self._scheduled = True
-        if schedule and self.on_ready is not None:
-            self.on_ready()
-
-    def get(self) -> Envelope[Any]:
-        """Blocking take, for actors on a dedicated thread."""
-        with self._ready:
-            while not self._items:
-                self._ready.wait()
-            return self._items.popleft()
-
-    def take(self) -> Envelope[Any] | None:
-        with self._ready:
-            return self._items.popleft() if self._items else None
-
-    def claim(self) -> None:
-        """Mark the actor scheduled (its first slice is being submitted)."""
-        with self._ready:
-            self._scheduled = True
-
-    def release(self) -> bool:
-        """End a slice: True when messages are left (the actor stays scheduled)."""
-        with self._ready:
-            if self._items:
-                return True
-            self._scheduled = False
-            return False
-
-    def empty(self) -> bool:
-        with self._ready:
-            return not self._items
-
-    def qsize(self) -> int:
-        with self._ready:
-            return len(self._items)
-
-
-class WorkerPool:
-    """A bounded set of daemon threads running actor slices (and nothing that blocks long)."""
-
-    def __init__(self, workers: int = C.ACTOR_POOL_WORKERS) -> None:
-        self.workers = max(1, workers)
-        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
-        self._threads: list[threading.Thread] = []
-        self._lock = threading.Lock()
-
-    def submit(self, job: Callable[[], None]) -> None:
-        self._jobs.put(job)
-        with self._lock:
-            # Threads start on demand, up to the bound: a quiet server runs few of them.
-            if len(self._threads) < self.workers:
-                thread = threading.Thread(
-                    target=self._run, name=f"actor-pool-{len(self._threads)}", daemon=True
-                )
-                self._threads.append(thread)
-                thread.start()
-
-    def _run(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                return
-            try:
-                job()
-            except Exception:  # a slice already captures handler failures; never lose a worker
-                logger.exception("actor pool job failed")
-            # Drop the reference while waiting: a stopped actor must be collectable.
-            del job
-
-    def threads(self) -> int:
-        with self._lock:
-            return len(self._threads)
-
-    def stop(self) -> None:
-        with self._lock:
-            count = len(self._threads)
-        for _ in range(count):
-            self._jobs.put(None)
 
 
 @dataclass(slots=True)
@@ -207,8 +108,8 @@ class Actor(pykka.Actor):
     """Long-lived actors that may block (a git call, an observer join) get their own thread."""
 
     @staticmethod
-    def _create_actor_inbox() -> _Mailbox:
-        return _Mailbox()
+    def _create_actor_inbox() -> Mailbox:
+        return Mailbox()
 
     @staticmethod
     def _create_future() -> pykka.Future[Any]:
@@ -218,7 +119,7 @@ class Actor(pykka.Actor):
         super().__init__()
         self.system = system
         self.info = ActorInfo(name=name, kind=self.kind, workspace=workspace)
-        self._mailbox = cast("_Mailbox", self.actor_inbox)
+        self._mailbox = cast("Mailbox", self.actor_inbox)
 
     def _start_actor_loop(self) -> None:
         if self.dedicated_thread:

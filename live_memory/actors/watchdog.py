@@ -18,7 +18,7 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from live_memory.actors.message import (
@@ -31,6 +31,7 @@ from live_memory.actors.message import (
     WatchRoot,
 )
 from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem
+from live_memory.actors.watch_roots import WatchedEntry, rescans_for, watcher_status
 from live_memory.config import Settings
 from live_memory.config import constants as C
 from live_memory.watchers import (
@@ -41,9 +42,7 @@ from live_memory.watchers import (
     WatcherBoard,
     WatchTable,
     effective_total_budget,
-    flags,
     place_watches,
-    record_event,
     watch_git_dirs,
 )
 
@@ -67,14 +66,6 @@ class _Flush:
 @dataclass(frozen=True, slots=True)
 class _Poll:
     """Ticker: polled roots re-check their window's files."""
-
-
-@dataclass(slots=True)
-class _Root:
-    state: WatchedRoot
-    polled_because: str | None = None
-    meta: dict[str, str] = field(default_factory=dict)
-    """Watched git metadata directory (absolute) -> the repository prefix it belongs to."""
 
 
 class WatchdogActor(Actor):
@@ -115,7 +106,7 @@ class WatchdogActor(Actor):
         self._max_delay_s = max_delay_s
         self._poll_interval_s = poll_interval_s
         self._storm_paths = storm_paths
-        self._roots: dict[str, _Root] = {}
+        self._roots: dict[str, WatchedEntry] = {}
         self._source: InotifySource | None = None
         self._polling_armed = False
         self.degraded_reason: str | None = None
@@ -157,30 +148,11 @@ class WatchdogActor(Actor):
                 super().handle(message)
 
     def status(self) -> dict[str, object]:
-        polled = [r for r, e in self._roots.items() if e.polled_because is not None]
-        skipped = sum(e.state.skipped_dirs for e in self._roots.values())
         if self.settings.watcher == "off":
             mode = "off"
-        elif self._source is None:
-            mode = "polling"
         else:
-            mode = "inotify"
-        reason = self.degraded_reason
-        if reason is None and polled:
-            first = self._roots[polled[0]].polled_because
-            reason = f"{len(polled)} root(s) polled instead of watched: {polled[0]} {first}"
-        if reason is None and skipped:
-            reason = f"{skipped} director(y/ies) could not be watched (path too long or unreadable)"
-        return {
-            "mode": mode,
-            "roots": len(self._roots),
-            "degraded_reason": reason,
-            "roots_polled": len(polled),
-            "watches": len(self.table),
-            "watch_budget": {"per_root": self.table.per_root, "total": self.table.total},
-            "storms": sum(1 for e in self._roots.values() if e.state.in_storm),
-            "pending_paths": sum(e.state.pending for e in self._roots.values()),
-        }
+            mode = "polling" if self._source is None else "inotify"
+        return watcher_status(mode, self.degraded_reason, self._roots, self.table)
 
     def _publish(self) -> None:
         self.board.publish(self.status())
@@ -199,7 +171,7 @@ class WatchdogActor(Actor):
             max_delay_s=self._max_delay_s,
             storm_paths=self._storm_paths,
         )
-        entry = self._roots[root] = _Root(state)
+        entry = self._roots[root] = WatchedEntry(state)
         if self._source is None:
             self._poll_root(root, entry, "has no inotify (polling its window's files)")
         else:
@@ -218,7 +190,7 @@ class WatchdogActor(Actor):
         )
         self._publish()
 
-    def _poll_root(self, root: str, entry: _Root, why: str) -> None:
+    def _poll_root(self, root: str, entry: WatchedEntry, why: str) -> None:
         entry.polled_because = why
         logger.warning(
             "%s %s; re-checking its window's files every %.0f s", root, why, self._poll_interval_s
@@ -238,26 +210,7 @@ class WatchdogActor(Actor):
 
     # --- events -------------------------------------------------------------------------
     def _events(self, events: tuple[RawEvent, ...]) -> None:
-        now = time.monotonic()
-        rescan: dict[str, set[str]] = {}
-        for wd, mask, name in events:
-            if wd == -1 and mask & flags.Q_OVERFLOW:
-                logger.warning("inotify queue overflowed: re-validating every root")
-                for root, overflowed in self._roots.items():
-                    overflowed.state.overflowed(now)
-                    rescan.setdefault(root, set()).add("")
-                continue
-            if mask & flags.IGNORED:
-                self.table.forget(wd)
-                continue
-            for owner in list(self.table.owners(wd)):
-                entry = self._roots.get(owner.root)
-                if entry is None:
-                    continue
-                start = record_event(entry.state, owner, mask, name, now)
-                if start is not None:
-                    rescan.setdefault(owner.root, set()).add(start)
-        for root, starts in rescan.items():
+        for root, starts in rescans_for(events, self._roots, self.table, time.monotonic()).items():
             self._rescan(root, starts)
         self._arm_if_pending()
 
