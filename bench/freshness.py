@@ -31,19 +31,12 @@ import _repo_root  # noqa: F401 (puts the repository root on sys.path for tests.
 from live_memory.actors.rereader import read_batch
 from live_memory.config import constants as C
 from live_memory.memory import Ingestor
-from live_memory.workspace import FileEvent, Limits, ReadFiles, WorkspaceState
+from live_memory.workspace import FileEvent, ReadFiles, WorkspaceState
 from tests.support.app_server import AppServer
 from tests.support.fakes import FakeProvider, Text
+from tests.workspace.support import LIMITS
 
 MIRROR = Path("/work/.mirror/pallets+werkzeug/repo")
-LIMITS = Limits(
-    concurrency=3,
-    max_pending=4,
-    max_context_tokens=200_000,
-    refreeze_delta_share=0.25,
-    manifest_debounce_s=5.0,
-    notify_log_max_bytes=C.NOTIFY_LOG_MAX_BYTES,
-)
 
 
 def _checkout(target: Path, repo: str | None) -> Path:

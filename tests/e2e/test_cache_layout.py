@@ -13,19 +13,11 @@ import pytest
 from tests.e2e.conftest import ensure_workspace, provider_env
 from tests.support.app_server import AppServer, RunningServer
 from tests.support.fakes import FakeProvider, Text
+from tests.support.prompts import without_cache_control as _strip
 
 pytestmark = pytest.mark.e2e
 
 QUESTIONS = 10
-
-
-def _strip(value: Any) -> Any:
-    """The request without cache_control markers (they move as the history grows)."""
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    return value
 
 
 def _markers(value: Any) -> int:

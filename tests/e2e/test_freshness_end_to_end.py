@@ -17,21 +17,13 @@ from tests.support.app_server import AppServer, RunningServer
 from tests.support.fakes import FakeProvider, Text
 from tests.support.fixtures import HOOK_PAYLOADS
 from tests.support.mcp_client import call_tool
+from tests.support.prompts import without_cache_control as _strip
 
 pytestmark = pytest.mark.e2e
 
 AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"
 WITHIN_S = 30.0  # generous: a loaded 2-core machine; the wait ends as soon as it is seen
 QUESTION = "What does answer() return?"
-
-
-def _strip(value: Any) -> Any:
-    """The request without cache_control markers (they move as the history grows)."""
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    return value
 
 
 def _file_changed(repo: Path, rel: str) -> dict[str, Any]:
