@@ -8,17 +8,16 @@ hashing) are the only ways to open a workspace file. `list_workspace_files` and
 
 from __future__ import annotations
 
-from live_memory.tools.jail import (
-    UnreadableFile,
-    current_sha256,
-    read_workspace_bytes,
-    read_workspace_text,
-    resolve_in_root,
-)
+from live_memory.tools.jail import UnreadableFile, resolve_in_root
 from live_memory.tools.outcome import FileRead, ToolOutcome
 from live_memory.tools.schema import TOOL_NAMES
 from live_memory.tools.toolbox import Toolbox
 from live_memory.tools.tree import build_directory_tree, list_workspace_files
+from live_memory.tools.workspace_read import (
+    current_sha256,
+    read_workspace_bytes,
+    read_workspace_text,
+)
 
 __all__ = [
     "TOOL_NAMES",

@@ -16,9 +16,9 @@ from live_memory.config.constants import BINARY_SNIFF_BYTES, GREP_MAX_FILE_BYTES
 from live_memory.errors import LiveMemoryError
 from live_memory.tools.arguments import BadToolArguments
 from live_memory.tools.grep import FileHits, GrepQuery, GrepTarget, out_of_time
-from live_memory.tools.jail import ListedFileReader
 from live_memory.tools.scope import Scope
 from live_memory.tools.text import decode_text, split_lines
+from live_memory.tools.workspace_read import ListedFileReader
 
 __all__ = ["python_search"]
 

@@ -1,4 +1,5 @@
-"""The one path jail, and the only code that opens workspace files.
+"""The one path jail: every open of a workspace file goes through `open_in_root` here
+(reading what was opened: `workspace_read.py`).
 
 Every path a model (or a hook payload) names is checked by name first (`resolve_in_root`:
 NUL bytes, encodings, `..` and links leaving the root are refused, for messages and for
@@ -13,7 +14,6 @@ refused, and no open blocks on a FIFO or a device.
 from __future__ import annotations
 
 import errno
-import hashlib
 import logging
 import os
 import stat
@@ -22,29 +22,21 @@ from pathlib import Path
 from typing import Literal
 
 from live_memory.config.constants import (
-    BINARY_SNIFF_BYTES,
     DEFAULT_SECRET_PATH_PATTERNS,
     JAIL_REALPATH_PASSES,
-    READ_MAX_FILE_BYTES,
 )
 from live_memory.errors import LiveMemoryError, PathOutsideWorkspace
-from live_memory.hygiene import is_secret_path, looks_binary, redact_secrets
+from live_memory.hygiene import is_secret_path
 from live_memory.tools.beneath import OpenedPath, open_beneath
 from live_memory.tools.git_dir import git_internal, pointed_git_dirs
-from live_memory.tools.outcome import FileRead
-from live_memory.tools.text import decode_text
 
 __all__ = [
-    "ListedFileReader",
     "UnreadableFile",
     "UnreadableReason",
     "check_regular",
-    "current_sha256",
     "git_internal",
     "open_in_root",
     "pointed_git_dirs",
-    "read_workspace_bytes",
-    "read_workspace_text",
     "relative_to_root",
     "resolve_in_root",
 ]
@@ -134,61 +126,6 @@ def _relative(resolved: str, real_root: str) -> str:
     return "" if rel == os.curdir else Path(rel).as_posix()
 
 
-def read_workspace_text(
-    root: Path,
-    rel_or_abs: str,
-    *,
-    max_bytes: int,
-    secret_patterns: Sequence[str] = DEFAULT_SECRET_PATH_PATTERNS,
-) -> tuple[str, FileRead]:
-    """Read a workspace text file for the model: jailed, checked, decoded and redacted.
-
-    Returns the text (secret-looking values masked, line count kept) and a FileRead with the
-    whole file's sha256. Raises PathOutsideWorkspace for paths leaving the root and
-    UnreadableFile for secret files, directories, FIFOs/sockets/devices, binary files, files
-    over `max_bytes` and missing files.
-    """
-    data, read = read_workspace_bytes(
-        root, rel_or_abs, max_bytes=max_bytes, secret_patterns=secret_patterns
-    )
-    if looks_binary(data):
-        raise UnreadableFile(f"{read.path} is a binary file; only text files can be read", "binary")
-    text, _ = redact_secrets(decode_text(data))
-    return text, read
-
-
-def current_sha256(
-    root: Path, rel_or_abs: str, *, secret_patterns: Sequence[str] = ()
-) -> str | None:
-    """The file's sha256 now, or None when it is gone, unreadable or refused by the jail."""
-    try:
-        _, read = read_workspace_bytes(
-            root, rel_or_abs, max_bytes=READ_MAX_FILE_BYTES, secret_patterns=secret_patterns
-        )
-    except (LiveMemoryError, OSError):
-        return None
-    return read.sha256
-
-
-def read_workspace_bytes(
-    root: Path,
-    rel_or_abs: str,
-    *,
-    max_bytes: int,
-    secret_patterns: Sequence[str] = DEFAULT_SECRET_PATH_PATTERNS,
-) -> tuple[bytes, FileRead]:
-    """The raw bytes of a regular, non-secret workspace file (no binary check, no redaction).
-
-    For callers that must see the real bytes (hashing, searching) and never show them as is.
-    Raises like `read_workspace_text`, except for the binary check.
-    """
-    opened = open_in_root(root, rel_or_abs, secret_patterns=secret_patterns)
-    check_regular(opened.fd, opened.rel or rel_or_abs)
-    data = _read_fd(opened.fd, opened.rel, max_bytes)
-    rel = opened.rel
-    return data, FileRead(path=rel, sha256=hashlib.sha256(data).hexdigest(), size=len(data))
-
-
 def open_in_root(
     root: Path,
     rel_or_abs: str,
@@ -256,48 +193,6 @@ def _lexical(real_root: str, user_path: str) -> str:
     return _relative(_jail(real_root, user_path), real_root)
 
 
-class ListedFileReader:
-    """Reads many files named by the workspace listing (a Grep without rg), still jailed.
-
-    Raises PathOutsideWorkspace and UnreadableFile like the functions above.
-    """
-
-    def __init__(self, root: Path, secret_patterns: Sequence[str]) -> None:
-        self._root = Path(os.path.realpath(root))
-        self._secret_patterns = tuple(secret_patterns)
-
-    def head(self, rel: str, size: int = BINARY_SNIFF_BYTES + 1) -> bytes:
-        """The first `size` bytes (enough for `looks_binary`)."""
-        fd = self._open(rel)
-        try:
-            return os.read(fd, size)
-        finally:
-            os.close(fd)
-
-    def read(self, rel: str, max_bytes: int) -> bytes:
-        """The whole file, refused when over `max_bytes`."""
-        return _read_fd(self._open(rel), rel, max_bytes)
-
-    def _open(self, rel: str) -> int:
-        opened = open_in_root(self._root, rel, secret_patterns=self._secret_patterns)
-        check_regular(opened.fd, rel)
-        return opened.fd
-
-
-def _read_fd(fd: int, shown: str, max_bytes: int) -> bytes:
-    with os.fdopen(fd, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size > max_bytes:
-            raise UnreadableFile(_too_large(shown, size, max_bytes), "too_large")
-        # Ask for what fstat promised, not for max_bytes: read(n) may allocate n bytes up front.
-        data = handle.read(size + 1)
-        if len(data) > size:  # grew since fstat: read the rest, up to the cap
-            data += handle.read(max_bytes + 1 - len(data))
-    if len(data) > max_bytes:
-        raise UnreadableFile(_too_large(shown, len(data), max_bytes), "too_large")
-    return data
-
-
 def check_regular(fd: int, shown: str) -> None:
     """Raise UnreadableFile (closing `fd`) unless it is a regular file."""
     try:
@@ -316,13 +211,6 @@ def _require_regular(mode: int, shown: str) -> None:
         )
     kind = "FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "device file"
     raise UnreadableFile(f"{shown} is a {kind}, not a regular file; it cannot be read", "special")
-
-
-def _too_large(shown: str, size: int, max_bytes: int) -> str:
-    return (
-        f"{shown} is {size / 1_048_576:.1f} MiB, over the {max_bytes / 1_048_576:.1f} MiB "
-        "read limit; Grep searches it (pattern and path) and shows the matching lines"
-    )
 
 
 def _is_within(resolved: str, real_root: str) -> bool:

@@ -25,7 +25,7 @@ from live_memory.config.constants import (
 )
 from live_memory.errors import LiveMemoryError
 from live_memory.tools.git_command import GitUnavailable, run_git_concurrently
-from live_memory.tools.jail import read_workspace_bytes
+from live_memory.tools.workspace_read import read_workspace_bytes
 
 __all__ = ["WalkedFiles", "list_workspace_files", "walk_workspace"]
 

@@ -10,10 +10,10 @@ from live_memory.config.constants import (
     READ_MAX_LINE_CHARS,
 )
 from live_memory.tools.arguments import ToolArgs
-from live_memory.tools.jail import read_workspace_text
 from live_memory.tools.outcome import ToolOutcome
 from live_memory.tools.scope import Scope
 from live_memory.tools.text import split_lines
+from live_memory.tools.workspace_read import read_workspace_text
 
 __all__ = ["run_read"]
 

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from live_memory.config.constants import DEFAULT_SECRET_PATH_PATTERNS
 from live_memory.errors import PathOutsideWorkspace
-from live_memory.tools.jail import ListedFileReader, UnreadableFile
+from live_memory.tools.jail import UnreadableFile
+from live_memory.tools.workspace_read import ListedFileReader
 
 
 @pytest.fixture(scope="module")
