@@ -10,11 +10,19 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from live_memory.agent.prompt import COLD_MEMORY_NUDGE, FINAL_ANSWER_NUDGE
+from live_memory.agent.grounding import ForcedTool, forced_tool_support, guard_action
+from live_memory.agent.prompt import COLD_MEMORY_NUDGE, FINAL_ANSWER_NUDGE, grounding_turn
+from live_memory.agent.reply_check import (
+    correction_for,
+    judge_reply,
+    no_answer_text,
+    partial_answer,
+)
+from live_memory.agent.tool_runs import SKIPPED, ToolBudget, run_tool, search_here
 from live_memory.config import constants as C
 from live_memory.memory import Window, build_request
 from live_memory.providers import (
@@ -29,7 +37,7 @@ from live_memory.providers import (
     ToolResultBlock,
     Usage,
 )
-from live_memory.tools import FileRead, Toolbox, ToolOutcome
+from live_memory.tools import FileRead, Toolbox
 
 __all__ = ["LoopLimits", "LoopResult", "StopReason", "run_agent_loop"]
 
@@ -51,6 +59,8 @@ class LoopLimits:
     symbol index covers it): the memory is not cold for this question."""
     cache_ttl: CacheTtl | None = None
     cache_min_tokens: int = 0
+    forced_tool: ForcedTool | None = None
+    """Whether the endpoint honours a forced tool call; None: judged from its kind."""
 
 
 @dataclass(slots=True)
@@ -67,6 +77,13 @@ class LoopResult:
     """Wall time spent waiting on the provider (the rest is our own overhead)."""
     timings: list[CallTimings] = field(default_factory=list)
     """Each finished call's timings (the endpoint's measured speed is learnt from them)."""
+    unverified: bool = False
+    """The answer was given before anything grounded it (the caller adds a note)."""
+    storable: bool = True
+    """False when the answer is our notice that the model gave none: not for the history."""
+    forced_tool_ignored: bool = False
+    non_answer: str = ""
+    """The kind of the last reply that was not an answer (call_shaped, echo, ...), if any."""
 
     @property
     def timed_out(self) -> bool:
@@ -126,9 +143,13 @@ async def run_agent_loop(
     loop: list[Message] = []
     tools = toolbox.specs()
     cold = limits.cold_guard and not limits.grounded and _is_cold(window)
-    tool_tokens = 0
+    forcing = limits.forced_tool or forced_tool_support(provider.name, provider.endpoint)
+    budget = ToolBudget(limits.tool_result_token_budget, window.chars_per_token)
     last_text = ""
     force_tool = False
+    kept: str | None = None  # the cold guard's first answer, kept while it grounds
+    grounding: Literal["", "forced", "searched"] = ""  # what the guard did, for the next reply
+    corrected = False  # the one correction of a reply that was not an answer
 
     while True:
         remaining = limits.soft_deadline - clock()
@@ -160,7 +181,7 @@ async def run_agent_loop(
             response: ChatResponse = await asyncio.wait_for(provider.chat(request), remaining)
         except TimeoutError:
             # The cancelled call closed its stream (the server stops); keep what it said.
-            last_text = _partial_answer(tap.text) or last_text
+            last_text = partial_answer(tap.text, tools) or last_text
             result.stop_reason = "timed_out"
             break
         finally:
@@ -172,49 +193,83 @@ async def run_agent_loop(
             result.timings.append(response.timings)
         if not response.usage_estimated:
             window.calibrate(_request_chars(request), response.usage.input_tokens)
-        if response.text.strip():
-            last_text = response.text.strip()
         calls = response.tool_calls
-        if final_turn or not calls:
-            if not calls and cold and result.tool_calls == 0 and not final_turn:
-                # Reject an ungrounded first answer once and force one tool call (Grep/Read),
-                # so a cold cheap model grounds instead of confabulating; then trust it.
-                cold, force_tool = False, True
+        blocks = response.blocks
+        verdict = None if calls else judge_reply(response.text, tools)
+        if verdict is not None and verdict.calls:  # a call written as text, left by the adapter
+            calls, blocks = verdict.calls, verdict.calls
+            verdict = None
+        if calls and response.text.strip():
+            last_text = response.text.strip()
+        answering_guard, grounding = grounding, ""
+        result.forced_tool_ignored |= answering_guard == "forced" and not calls
+        if verdict is not None and verdict.is_answer:
+            last_text = verdict.text
+            if answering_guard == "forced" or (
+                answering_guard == "searched" and verdict.kind == "refusal"
+            ):
+                # A forced tool ignored, or a refusal after our search: keep the first answer.
+                _finish(result, response, kept or verdict.text, unverified=True)
+                break
+            action = guard_action(
+                cold=cold and kept is None,
+                tool_calls=result.tool_calls,
+                final_turn=final_turn,
+                forcing=forcing,
+            )
+            if action == "force_tool":
+                kept, grounding, force_tool = verdict.text, "forced", True
                 loop += [
-                    Message("assistant", response.blocks or (TextBlock("(no answer)"),)),
+                    Message("assistant", response.blocks),
                     Message("user", (TextBlock(COLD_MEMORY_NUDGE),)),
                 ]
                 continue
-            result.answer = response.text.strip()
-            if final_turn and calls:
-                result.stop_reason = "max_iterations"
-            elif response.stop_reason == "max_tokens":
-                result.stop_reason = "max_tokens"
-            if final_turn and not result.answer:
-                result.stop_reason = "max_iterations"
+            if action == "search_here":
+                found = await search_here(
+                    toolbox, question_turn, verdict.text, limits.soft_deadline, clock
+                )
+                if found is None:  # nothing to search for, or no time: keep it, say so
+                    _finish(result, response, verdict.text, unverified=True)
+                    break
+                terms, output = found
+                result.tool_calls += 1
+                kept, grounding = verdict.text, "searched"
+                loop += [
+                    Message("assistant", (TextBlock(verdict.text),)),
+                    Message("user", (TextBlock(grounding_turn(terms, budget.take(output))),)),
+                ]
+                continue
+            _finish(result, response, verdict.text)
             break
-        loop.append(Message("assistant", response.blocks))
+        if verdict is not None:  # not an answer: never returned, never stored
+            result.non_answer = verdict.kind
+            if kept is not None:
+                _finish(result, response, kept, unverified=True)
+                break
+            if not corrected and not final_turn:
+                corrected = True
+                _with_user_text(loop, correction_for(verdict, tools))
+                continue
+            result.answer, result.storable = _no_answer(verdict.kind, result), False
+            break
+        if final_turn:
+            result.answer = response.text.strip()
+            result.stop_reason = "max_iterations"
+            break
+        loop.append(Message("assistant", blocks))
         results = []
         for call in calls:
             # The deadline holds between tool calls too: one turn may ask for many slow
             # reads, and the best-effort answer is due at the soft deadline, not after them.
-            outcome = await _run_tool(toolbox, call.name, call.arguments, limits, clock)
+            outcome = await run_tool(
+                toolbox, call.name, call.arguments, limits.soft_deadline, clock
+            )
             if outcome is None:
-                results.append(ToolResultBlock(call.id, _SKIPPED, True))
+                results.append(ToolResultBlock(call.id, SKIPPED, True))
                 continue
             result.tool_calls += 1
-            text = outcome.text
-            cost = int(len(text) / window.chars_per_token)
-            if tool_tokens + cost > limits.tool_result_token_budget:
-                room = max(limits.tool_result_token_budget - tool_tokens, 0)
-                text = text[: int(room * window.chars_per_token)] + (
-                    "\n[truncated: this question's tool-result budget is used up; answer from "
-                    "what you have]"
-                )
-                cost = room
-            tool_tokens += cost
             result.reads.extend(outcome.reads)
-            results.append(ToolResultBlock(call.id, text, outcome.is_error))
+            results.append(ToolResultBlock(call.id, budget.take(outcome.text), outcome.is_error))
         loop.append(Message("user", tuple(results)))
 
     if result.stop_reason == "timed_out" or not result.answer:
@@ -222,36 +277,12 @@ async def run_agent_loop(
     return result
 
 
-_SKIPPED = "[not run: this question's time budget ran out]"
-_CALL_SHAPED = ("{", "[", "<tool", "```")
-
-
-def _partial_answer(streamed: str) -> str:
-    """What a call cut at the deadline had streamed, unless it was turning into a tool call
-    (call-shaped text is never an answer)."""
-    text = streamed.strip()
-    return "" if text.startswith(_CALL_SHAPED) else text
-
-
-async def _run_tool(
-    toolbox: Toolbox,
-    name: str,
-    arguments: Mapping[str, object],
-    limits: LoopLimits,
-    clock: Callable[[], float],
-) -> ToolOutcome | None:
-    """The tool's outcome, or None when the soft deadline passes before or while it runs.
-
-    A call still running at the deadline is left to finish in its worker thread (a thread
-    cannot be killed; every tool bounds its own work) and its result is dropped.
-    """
-    remaining = limits.soft_deadline - clock()
-    if remaining <= 0:
-        return None
-    try:
-        return await asyncio.wait_for(asyncio.to_thread(toolbox.run, name, arguments), remaining)
-    except TimeoutError:
-        return None
+def _finish(
+    result: LoopResult, response: ChatResponse, answer: str, *, unverified: bool = False
+) -> None:
+    result.answer, result.unverified = answer, unverified
+    if response.stop_reason == "max_tokens" and answer == response.text.strip():
+        result.stop_reason = "max_tokens"
 
 
 def _best_effort(last_text: str, result: LoopResult) -> str:
@@ -264,3 +295,9 @@ def _best_effort(last_text: str, result: LoopResult) -> str:
     if not last_text and not explored:
         lines.append("No findings yet; ask again or narrow the question.")
     return "\n".join(lines)
+
+
+def _no_answer(kind: str, result: LoopResult) -> str:
+    explored = sorted({r.path for r in result.reads})
+    text = no_answer_text(kind)
+    return text + ("\nFiles examined so far: " + ", ".join(explored) if explored else "")

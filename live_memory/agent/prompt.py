@@ -7,6 +7,7 @@ __all__ = [
     "FINAL_ANSWER_NUDGE",
     "NEUTRAL_SUMMARY_SYSTEM_PROMPT",
     "SYSTEM_PROMPT",
+    "grounding_turn",
 ]
 
 SYSTEM_PROMPT = """\
@@ -62,3 +63,15 @@ FINAL_ANSWER_NUDGE = (
     "Stop exploring now. Give your best answer from what you have found so far, with cited "
     "paths, and say what you could not verify."
 )
+
+
+def grounding_turn(terms: list[str], output: str) -> str:
+    """The user-side turn carrying the cold guard's own search (no tool_choice needed)."""
+    names = ", ".join(f"`{t}`" for t in terms)
+    return (
+        f"[Live Memory searched the workspace for {names} with Grep; the result follows]\n"
+        f"{output.strip() or '(no matches)'}\n\n"
+        "Answer the question from this result: cite the paths and lines it shows, correct "
+        "your previous answer where it disagrees, and say what it does not settle. You may "
+        "call Read to look closer."
+    )

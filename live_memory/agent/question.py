@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from live_memory.agent.compactor import CompactionReport, compact_window
+from live_memory.agent.grounding import with_unverified_note
 from live_memory.agent.loop import LoopLimits, LoopResult, run_agent_loop
 from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.retrieval import Retrieval, Retriever, append_retrieval, retrieve_all
@@ -123,7 +124,9 @@ async def answer_question(
     speed.observe_question(result.iterations)
     for read in result.reads:
         window.record_read(read.path, read.sha256, read.size)
-    window.append_qa(job.question, result.answer)
+    if result.storable:  # our "no answer" notice is no turn a model should see again
+        window.append_qa(job.question, result.answer)
+    answer = with_unverified_note(result.answer) if result.unverified else result.answer
     latency = time.monotonic() - started
     cost = services.cost(result.usage + report.usage)
     pct = context_pct(window, services)
@@ -141,7 +144,7 @@ async def answer_question(
     return QuestionOutcome(
         window,
         result,
-        result.answer,
+        answer,
         trailer,
         latency,
         cost,

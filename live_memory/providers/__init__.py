@@ -27,6 +27,7 @@ from live_memory.providers.pricing import (
     price_for,
 )
 from live_memory.providers.probe import EndpointFacts, ProbeStatus, probe_endpoint
+from live_memory.providers.text_tool_call import TextReply, read_text_reply
 from live_memory.providers.types import (
     Block,
     CacheTtl,
@@ -80,6 +81,7 @@ __all__ = [
     "StreamTap",
     "SystemBlock",
     "TextBlock",
+    "TextReply",
     "ToolCall",
     "ToolResultBlock",
     "ToolSpec",
@@ -92,6 +94,7 @@ __all__ = [
     "price_for",
     "probe_endpoint",
     "prompt_cache_retention_for",
+    "read_text_reply",
     "sends_key_as_bearer",
     "supports_1h_cache_ttl",
     "unsupported_endpoint_problem",

@@ -1,0 +1,98 @@
+"""The cold-memory guard's decision, and grounding that does not need `tool_choice`.
+
+With an empty memory a cheap model confabulates, so its first answer should be grounded in the
+workspace before it is trusted. Forcing a tool call (`tool_choice`) does that where the endpoint
+honours it. Local servers do not (tests/fixtures/local-model/: llama-cpp-python ignores it,
+llama-server lets the model write prose first), and a nearly right first answer was thrown
+away for invented "Grep output". There the guard runs the search itself (`grounding_search`)
+and hands the model the result as user-side data; and where grounding fails, the first answer
+is kept, marked unverified, rather than discarded.
+
+`guard_action` is a small pure function so other grounding sources (the symbol index, via
+`LoopLimits.grounded`) can join its inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final, Literal
+
+from live_memory.config import constants as C
+from live_memory.providers import endpoint_kind
+
+__all__ = [
+    "UNVERIFIED_NOTE",
+    "ForcedTool",
+    "GuardAction",
+    "forced_tool_support",
+    "grounding_search",
+    "guard_action",
+    "search_terms",
+    "with_unverified_note",
+]
+
+ForcedTool = Literal["honoured", "ignored"]
+GuardAction = Literal["accept", "force_tool", "search_here"]
+
+UNVERIFIED_NOTE: Final = (
+    "[unverified: answered before anything was read from the workspace; check the cited "
+    "paths before relying on it]"
+)
+
+_BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
+_CAMEL = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b")
+_SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_DEFINITION = r"(class|def|function|func|fn|interface|struct|type|const|let|var|enum)\s+"
+
+
+def forced_tool_support(provider_name: str, endpoint: str) -> ForcedTool:
+    """Whether a forced tool call is honoured: by the providers' own APIs and their gateways,
+    yes; by an OpenAI-compatible server of unknown make (llama.cpp, Ollama, ...), not to be
+    relied on."""
+    kind = endpoint_kind(provider_name, endpoint or None)
+    return "ignored" if kind == "openai_compatible" else "honoured"
+
+
+def guard_action(
+    *, cold: bool, tool_calls: int, final_turn: bool, forcing: ForcedTool
+) -> GuardAction:
+    """What the guard does with a first reply that is an answer without any tool call."""
+    if not cold or tool_calls > 0 or final_turn:
+        return "accept"
+    return "force_tool" if forcing == "honoured" else "search_here"
+
+
+def search_terms(question: str, answer: str) -> list[str]:
+    """Identifiers worth a search: those the question names first, then the answer's;
+    backticked names, CamelCase and snake_case words; a dotted name's last part."""
+    terms: list[str] = []
+    for text in (question, answer):
+        found = [m.group(1) for m in _BACKTICKED.finditer(text)]
+        found += _CAMEL.findall(text) + _SNAKE.findall(text)
+        for raw in found:
+            if "/" in raw or raw.endswith((".py", ".md", ".ts", ".js")):
+                continue  # a path, not a symbol
+            parts = _IDENTIFIER.findall(raw.split("(")[0].split(".")[-1])
+            if parts and parts[0] not in terms:
+                terms.append(parts[0])
+            if len(terms) >= C.GROUNDING_SEARCH_MAX_TERMS:
+                return terms
+    return terms
+
+
+def grounding_search(terms: list[str], *, definitions: bool) -> Mapping[str, object]:
+    """Grep arguments for `terms`: where they are defined, or every line naming them."""
+    names = "|".join(re.escape(t) for t in terms)
+    pattern = f"{_DEFINITION}({names})\\b" if definitions else f"\\b({names})\\b"
+    return {
+        "pattern": pattern,
+        "output_mode": "content",
+        "-i": False,
+        "head_limit": C.GROUNDING_SEARCH_HEAD_LIMIT,
+    }
+
+
+def with_unverified_note(answer: str) -> str:
+    return f"{answer}\n\n{UNVERIFIED_NOTE}"

@@ -1,0 +1,79 @@
+"""Running the loop's tools: under the soft deadline, within the tool-result budget, and the
+cold guard's own search (grounding without `tool_choice`, see grounding.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+
+from live_memory.agent.grounding import grounding_search, search_terms
+from live_memory.config import constants as C
+from live_memory.tools import Toolbox, ToolOutcome
+
+__all__ = ["SKIPPED", "ToolBudget", "run_tool", "search_here"]
+
+SKIPPED = "[not run: this question's time budget ran out]"
+
+
+async def run_tool(
+    toolbox: Toolbox,
+    name: str,
+    arguments: Mapping[str, object],
+    deadline: float,
+    clock: Callable[[], float],
+) -> ToolOutcome | None:
+    """The tool's outcome, or None when the soft deadline passes before or while it runs.
+
+    A call still running at the deadline is left to finish in its worker thread (a thread
+    cannot be killed; every tool bounds its own work) and its result is dropped.
+    """
+    remaining = deadline - clock()
+    if remaining <= 0:
+        return None
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(toolbox.run, name, arguments), remaining)
+    except TimeoutError:
+        return None
+
+
+class ToolBudget:
+    """This question's tool-result token budget; output past it is cut with a notice."""
+
+    def __init__(self, tokens: int, chars_per_token: float) -> None:
+        self._left = tokens
+        self._chars_per_token = chars_per_token
+
+    def take(self, text: str) -> str:
+        cost = int(len(text) / self._chars_per_token)
+        if cost > self._left:
+            text = text[: int(self._left * self._chars_per_token)] + (
+                "\n[truncated: this question's tool-result budget is used up; answer from "
+                "what you have]"
+            )
+            cost = self._left
+        self._left -= cost
+        return text
+
+
+async def search_here(
+    toolbox: Toolbox,
+    question_turn: str,
+    answer: str,
+    deadline: float,
+    clock: Callable[[], float],
+) -> tuple[list[str], str] | None:
+    """The cold guard's own search (no tool_choice needed): where the identifiers of the
+    question and the first answer are defined, else every line naming them."""
+    terms = search_terms(question_turn.rpartition("Question: ")[2], answer)
+    if not terms:
+        return None
+    text = ""
+    for definitions in (True, False):
+        arguments = grounding_search(terms, definitions=definitions)
+        outcome = await run_tool(toolbox, "Grep", arguments, deadline, clock)
+        if outcome is None:
+            return None
+        text = "" if outcome.is_error else outcome.text.strip()
+        if text and not text.startswith("No "):
+            break
+    return terms, text[: C.GROUNDING_SEARCH_MAX_CHARS]
