@@ -36,8 +36,11 @@ _OWN_FRAMINGS: Final = (
     "[retrieved for the next question",
     "[Live Memory searched",
 )
+# A heading naming one of our tools' output right above a code block: output the model made up
+# (ours15 seq 2: "**Grep output:**" then a fence of invented matches), not prose about results.
 _INVENTED_OUTPUT = re.compile(
-    r"\*{0,2}(Grep|Read|Glob|find_paths|git_search|get_changed_files) (output|result)s?:",
+    r"\b(Grep|Read|Glob|find_paths|git_search|get_changed_files) (output|results?)\s*:"
+    r"\s*(\*\*)?\s*\n+\s*```",
     re.IGNORECASE,
 )
 _REFUSAL = re.compile(

@@ -103,6 +103,11 @@ def test_forcing_is_relied_on_only_where_the_endpoint_honours_it() -> None:
     assert guard_action(cold=False, tool_calls=0, final_turn=False, forcing="ignored") == "accept"
 
 
+def test_prose_about_search_results_is_an_answer_not_invented_output() -> None:
+    text = "Grep results: 3 files match; the parser is src/click/parser.py:4."
+    assert judge_reply(text, SPECS).kind == "answer"
+
+
 def test_search_terms_come_from_the_question_first_then_the_answer() -> None:
     assert search_terms("Where is `echo` defined?", "It is `click.utils.echo`.") == ["echo"]
     assert search_terms("Which class parses options?", FIRST) == ["OptionParser"]
