@@ -14,7 +14,6 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from live_memory import __version__
 from live_memory.actors import (
     ActorDeadError,
     ActorRef,
@@ -51,18 +50,16 @@ from live_memory.agent import (
 from live_memory.config import Settings, canonical_workspace
 from live_memory.config import constants as C
 from live_memory.errors import (
-    InputError,
     LiveMemoryError,
-    PayloadTooLarge,
     ShuttingDown,
     UnknownWorkspace,
 )
 from live_memory.gateway import ask_arguments
 from live_memory.gateway.blocking import BlockingCalls
+from live_memory.gateway.bodies import health_document, import_body, transcript_body
 from live_memory.gateway.bridge import wait_reply
 from live_memory.gateway.jobs import JobRunner
 from live_memory.gateway.notify_parse import parse_notify
-from live_memory.hygiene import redact_secrets
 from live_memory.knowledge import (
     FactStore,
     TranscriptQueue,
@@ -70,7 +67,7 @@ from live_memory.knowledge import (
     digest_transcript,
     health_banner,
 )
-from live_memory.memory import LedgerFact, Snapshots, SnapshotStore
+from live_memory.memory import Snapshots, SnapshotStore
 from live_memory.providers import EndpointFacts, probe_endpoint
 from live_memory.watchers import WatcherBoard
 
@@ -78,29 +75,6 @@ __all__ = ["LiveMemoryService"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-def _list(value: object, name: str) -> list[object]:
-    if not isinstance(value, list):
-        raise InputError(f"{name} must be a list")
-    return value
-
-
-def _fact(item: object, index: int) -> LedgerFact:
-    """A LedgerFact from its JSON form (`/api/import`, `live-memory import`)."""
-    if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"]:
-        raise InputError(f"facts[{index}] must be an object with a non-empty text")
-    sources = item.get("sources", [])
-    if not isinstance(sources, list) or not all(
-        isinstance(s, list) and len(s) == 2 and all(isinstance(x, str) for x in s) for s in sources
-    ):
-        raise InputError(f"facts[{index}].sources must be a list of [path, sha256] pairs")
-    category = item.get("category", "architecture")
-    if not isinstance(category, str):
-        raise InputError(f"facts[{index}].category must be a string")
-    # Imported facts reach every prompt: they pass the same redaction as any file content.
-    text, _ = redact_secrets(item["text"])
-    return LedgerFact(text, tuple((s[0], s[1]) for s in sources), category, bool(item.get("stale")))
 
 
 class _Gateway(Protocol):
@@ -288,18 +262,11 @@ class LiveMemoryService:
 
         Raises InputError / TranscriptError (422) for a bad body or unreadable transcript.
         """
-        if not isinstance(body, dict):
-            raise InputError("body must be a JSON object")
-        session = body.get("session_id")
-        path = body.get("transcript_path")
-        if not isinstance(session, str) or not session:
-            raise InputError("session_id must be a non-empty string")
-        if not isinstance(path, str) or not path.startswith("/"):
-            raise InputError("transcript_path must be an absolute path")
+        cwd, session, path = transcript_body(body)
         settings = self.settings
         root = await self.blocking.run(
             canonical_workspace,
-            ask_arguments.cwd(body.get("cwd")),
+            cwd,
             canonicalize=settings.canonicalize_workspace,
             mode=settings.repo_root_mode,
         )
@@ -320,16 +287,8 @@ class LiveMemoryService:
         return await self._call(cwd, ExportLedger, activate=False)
 
     async def import_facts(self, body: object) -> dict[str, object]:
-        if not isinstance(body, dict):
-            raise InputError("body must be a JSON object")
-        items = _list(body.get("facts"), "facts")
-        limit = self.settings.max_import_facts
-        if len(items) > limit:
-            raise PayloadTooLarge(
-                f"{len(items)} facts in one import; LIVE_MEMORY_MAX_IMPORT_FACTS is {limit}"
-            )
-        facts = tuple(_fact(item, i) for i, item in enumerate(items))
-        return await self._call(body.get("cwd"), lambda r: ImportFacts(facts, r))
+        cwd, facts = import_body(body, self.settings.max_import_facts)
+        return await self._call(cwd, lambda r: ImportFacts(facts, r))
 
     async def banner(self, cwd: object, *, summary: bool) -> dict[str, object]:
         """The session-start banner line (and, when asked, a short memory summary)."""
@@ -355,34 +314,17 @@ class LiveMemoryService:
         reply: Future[list[str]] = Future()
         self.gateway.tell(ListWorkspaces(reply))
         active = await wait_reply(reply, self.reply_timeout_s)
-        body: dict[str, object] = {
-            "status": "ok" if self.settings.provider else "no_provider",
-            "version": __version__,
-            "uptime_s": round(time.time() - self.started_at, 1),
-            "workspaces_active": len(active),
-            "provider": self.settings.provider,
-            "model": self.settings.model if self.settings.provider else None,
-            "data_dir": str(self.settings.data_dir),
-            "config_file": str(
-                self.settings.config_file or self.settings.data_dir / C.CONFIG_FILE_NAME
-            ),
-            **await self.blocking.run(self._health_numbers),
-        }
-        if self.settings.provider is None:
-            body["problem"] = self.settings.provider_problem
-        else:
-            body["endpoint"] = self.services.endpoint_report()
-        watcher = await self.watcher_status()
-        if watcher is not None:
-            body["watcher"] = watcher
-            if watcher.get("degraded_reason"):
-                body["status"] = "degraded"
-        snapshot_error = self.store.write_error
-        body["snapshots"] = {"degraded_reason": snapshot_error}
-        if snapshot_error is not None:
-            body["status"] = "degraded"
-            body["degraded_reason"] = snapshot_error
-        return body
+        numbers = await self.blocking.run(self._health_numbers)
+        endpoint = self.services.endpoint_report() if self.settings.provider else None
+        return health_document(
+            self.settings,
+            uptime_s=time.time() - self.started_at,
+            active=len(active),
+            numbers=numbers,
+            endpoint=endpoint,
+            watcher=await self.watcher_status(),
+            snapshot_error=self.store.write_error,
+        )
 
     def _health_numbers(self) -> dict[str, object]:
         """The parts of /health read from SQLite (run on the blocking pool)."""
