@@ -1,6 +1,7 @@
-"""Retrying provider calls, and turning SDK exceptions into our error tree.
+"""Retrying provider calls, and turning SDK (or plain-HTTP, see http_errors) exceptions into
+our error tree.
 
-Both SDKs run with `max_retries=0`; this module owns the policy instead, so it can honour the
+The SDKs run with `max_retries=0`; this module owns the policy instead, so it can honour the
 question's deadline and name the provider, status and endpoint in every error:
 
     429, 408, 409, 5xx (529 overloaded), timeouts, refused connections  → retried with backoff
@@ -33,6 +34,12 @@ from live_memory.errors import (
     ProviderAuthError,
     ProviderBadResponse,
     ProviderError,
+)
+from live_memory.providers.http_errors import (
+    HttpApiError,
+    HttpConnectionError,
+    HttpStatusError,
+    HttpTimeoutError,
 )
 
 __all__ = ["DEFAULT_RETRY_POLICY", "RetryPolicy", "redact", "with_retries"]
@@ -120,7 +127,7 @@ async def with_retries(
         # ValueError covers json decoding and pydantic validation of a body the SDK could
         # not read.
         except Exception as exc:
-            if not isinstance(exc, (*_sdk_errors("base"), ValueError)):
+            if not isinstance(exc, (*_sdk_errors("base"), HttpApiError, ValueError)):
                 raise
             failure = _classify(exc, provider=provider, endpoint=endpoint, secrets=secrets)
             if not failure.retryable:
@@ -152,7 +159,7 @@ def _classify(
 ) -> _Failure:
     """Map one SDK exception to our error tree and say whether retrying could help."""
     url = _url_of(exc) or endpoint
-    if isinstance(exc, _sdk_errors("APIStatusError")):
+    if isinstance(exc, (*_sdk_errors("APIStatusError"), HttpStatusError)):
         api: Any = exc  # an SDK APIStatusError (typed loosely: the SDKs load lazily)
         status = api.status_code
         kind, detail = _api_error(api.body, api.message)
@@ -168,9 +175,9 @@ def _classify(
         retryable = status in _RETRYABLE_STATUS or status >= 500
         after = _retry_after_s(api.response.headers) if retryable else None
         return _Failure(ProviderError(f"{where}: {detail}"), retryable, after)
-    if isinstance(exc, _sdk_errors("APITimeoutError")):
+    if isinstance(exc, (*_sdk_errors("APITimeoutError"), HttpTimeoutError)):
         return _Failure(ProviderError(f"{provider} did not answer in time at {url}"), True)
-    if isinstance(exc, _sdk_errors("APIConnectionError")):
+    if isinstance(exc, (*_sdk_errors("APIConnectionError"), HttpConnectionError)):
         cause = redact(str(exc.__cause__ or exc), secrets)
         return _Failure(ProviderError(f"could not connect to {provider} at {url}: {cause}"), True)
     detail = redact(str(exc), secrets)[:300]
