@@ -35,7 +35,13 @@ from live_memory.config import (
 from live_memory.config import constants as C
 from live_memory.errors import ConfigError
 
-__all__ = ["bind_socket", "is_loopback", "require_token_off_loopback", "run_server"]
+__all__ = [
+    "bind_socket",
+    "is_loopback",
+    "require_token_off_loopback",
+    "run_server",
+    "uvicorn_config",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +97,34 @@ class _GracefulStop:
             self.server.should_exit = True
 
 
+def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
+    """How uvicorn serves `app`: our HTTP protocol (limits), and nothing per request that is
+    not ours (hooks open a connection per file event, see docs/PERFORMANCE.md)."""
+    # After the app is built: the gateway package is imported by then (see build_app).
+    from live_memory.gateway import limited_http_protocol  # noqa: PLC0415
+
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        lifespan="on",
+        timeout_graceful_shutdown=int(C.SHUTDOWN_GRACE_S),
+        timeout_keep_alive=int(C.KEEP_ALIVE_TIMEOUT_S),
+        # Head size, head deadline and the connection cap (shedding idle ones, not
+        # answering 503 to all): see gateway/http_limits.
+        http=limited_http_protocol(head_timeout_s=settings.request_timeout_s),
+        h11_max_incomplete_event_size=C.MAX_HEADER_BYTES,
+        server_header=False,
+        # uvicorn logs every request when any handler is on the root logger (ours is): a
+        # JSON line on stderr per hook request. Only at DEBUG now.
+        access_log=settings.log_level.strip().upper() == "DEBUG",
+        # A loopback server behind no proxy: X-Forwarded-* is never trusted, so uvicorn's
+        # per-request proxy-header middleware is left out.
+        proxy_headers=False,
+    )
+
+
 def run_server(
     settings: Settings,
     app_factory: Callable[[Settings], ASGIApp],
@@ -121,23 +155,7 @@ def run_server(
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
         try:
             app = app_factory(settings)
-            # After the app: the gateway package is imported by then (see build_app).
-            from live_memory.gateway import limited_http_protocol  # noqa: PLC0415
-
-            config = uvicorn.Config(
-                app,
-                host=settings.host,
-                port=settings.port,
-                log_config=None,
-                lifespan="on",
-                timeout_graceful_shutdown=int(C.SHUTDOWN_GRACE_S),
-                timeout_keep_alive=int(C.KEEP_ALIVE_TIMEOUT_S),
-                # Head size, head deadline and the connection cap (shedding idle ones, not
-                # answering 503 to all): see gateway/http_limits.
-                http=limited_http_protocol(head_timeout_s=settings.request_timeout_s),
-                h11_max_incomplete_event_size=C.MAX_HEADER_BYTES,
-                server_header=False,
-            )
+            config = uvicorn_config(app, settings)
             server = uvicorn.Server(config)
             stop.server = server
             server.should_exit = stop.requested
