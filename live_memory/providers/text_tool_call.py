@@ -131,6 +131,8 @@ def _candidates(body: str) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     for pattern in (_TAG, _FENCE):
         for match in pattern.finditer(body):
+            if pattern is _FENCE and match.start() > C.TEXT_CALL_MAX_PREAMBLE_CHARS:
+                break  # a fence deep in prose is an answer quoting JSON, not a call
             inner = match.group("body").strip()
             if inner.startswith(("{", "[")):
                 found.append((match.start(), match.end(), inner))
@@ -158,7 +160,8 @@ def _decode(candidate: str) -> list[object] | None:
 
 
 def _call_parts(item: object) -> tuple[str, object] | None:
-    """(name, raw arguments) when `item` is shaped like a call, else None."""
+    """(name, raw arguments) when `item` is shaped like a call (a name and an arguments
+    field: `{"name": "my-pkg", "version": ...}` is data), else None."""
     if not isinstance(item, dict):
         return None
     function = item.get("function")
@@ -167,12 +170,10 @@ def _call_parts(item: object) -> tuple[str, object] | None:
     name = item.get("name", item.get("tool"))
     if not isinstance(name, str) or not name.strip():
         return None
-    raw: object = {}
     for key in _ARGUMENT_KEYS:
         if key in item:
-            raw = item[key]
-            break
-    return name.strip(), raw
+            return name.strip(), item[key]
+    return None
 
 
 def _resolve(

@@ -232,3 +232,14 @@ def test_work_grows_linearly_with_the_text() -> None:
 
     small, large = cost(7_000), cost(28_000)
     assert large < 4 * 3 * max(small, 1e-3)
+
+
+def test_json_data_with_a_name_and_json_quoted_deep_in_an_answer_are_prose() -> None:
+    package = '```json\n{"name": "live-memory", "version": "1.0", "private": true}\n```'
+    quoted = (
+        "The hook sends this payload. " * 30 + '```json\n{"name": "Read", "arguments": {}}\n```'
+    )
+
+    for text in (package, quoted, '{"name": "Read"}'):
+        reading = read_text_reply(text, SPECS)
+        assert (reading.calls, reading.call_shaped, reading.prose) == ((), False, text)
