@@ -39,6 +39,7 @@ from live_memory.actors.message import (
 )
 from live_memory.actors.rereader import RereadDone
 from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem, resolve
+from live_memory.actors.symbol_shell import index_events, index_paths, release_index
 from live_memory.actors.workspace_effects import EffectRunner
 from live_memory.actors.workspace_stats import workspace_stats
 from live_memory.agent import Services
@@ -97,6 +98,7 @@ class WorkspaceActor(Actor, EffectRunner):
             self.deliver(slot, error=ShuttingDown("the workspace was stopped"))
         for flight_id in list(self.state.in_flight):
             self.cancel_fork(flight_id, "workspace stopped")
+        release_index(self.services, self.symbols)
 
     # --- reply slots ---------------------------------------------------------------------
     def slot(self, reply: Future[Any]) -> int:
@@ -140,6 +142,8 @@ class WorkspaceActor(Actor, EffectRunner):
                 self._ask(message, now)
             case Commit():
                 self.forks.pop(message.fork_id, None)
+                reads = getattr(getattr(message.result, "loop", None), "reads", ())
+                index_paths(self.services, self.symbols, (r.path for r in reads))
                 self.event(
                     lambda: state.fork_done(
                         message.fork_id, message.window, message.result, now, message.cache_ttl
@@ -155,6 +159,7 @@ class WorkspaceActor(Actor, EffectRunner):
                 self.call(lambda: state.adopt(message.fork_id, slot, message.base_version))
             case Notify():
                 outcome = self.call(lambda: state.notify(message.events, now))
+                index_events(self.services, self.symbols, message.events)
                 if message.reply is not None:
                     resolve(message.reply, outcome)
                 self.event(lambda: state.rereads_due(now))  # after the reply: never waited on
@@ -204,6 +209,8 @@ class WorkspaceActor(Actor, EffectRunner):
             self.event(lambda: state.rereads_due(now))
         if message.tree_stale and state.tree_built:
             state.tree_stale = True
+        if message.tree_stale and self.symbols is not None and self.services.stores.symbols:
+            self.services.stores.symbols.rescan(self.symbols)
 
     def call(self, event: Callable[[], T]) -> T:
         """Run a state event; if it raises, the state may be half-changed: it is broken,

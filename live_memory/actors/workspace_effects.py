@@ -21,14 +21,16 @@ from live_memory.actors.fork import ForkActor
 from live_memory.actors.message import Ask, Cancel, RequestPassivation, Route, StartFork
 from live_memory.actors.rereader import start_rereads
 from live_memory.actors.runtime import ActorDeadError, ActorInfo, ActorRef, ActorSystem
+from live_memory.actors.symbol_shell import core_map_of, open_index, retrievers_of
 from live_memory.agent import (
     QuestionJob,
     Services,
     fact_retrievers,
     resident_facts,
-    tree_chars,
+    stable_tree,
 )
 from live_memory.config import constants as C
+from live_memory.index import WorkspaceIndex
 from live_memory.knowledge import KnowledgeError
 from live_memory.memory import (
     Ingestor,
@@ -39,7 +41,7 @@ from live_memory.memory import (
     window_from_state,
 )
 from live_memory.prompt_cache import CacheDecision
-from live_memory.tools import Toolbox, build_directory_tree, current_sha256
+from live_memory.tools import Toolbox, current_sha256
 from live_memory.workspace import (
     Account,
     CancelFork,
@@ -79,6 +81,8 @@ class EffectRunner:
     slots: dict[int, Future[Any]]
     info: ActorInfo
     forks: dict[int, ActorRef[Any]]
+    symbols: WorkspaceIndex | None
+    map_partial: bool
 
     @property
     def actor_ref(self) -> ActorRef[Any]:
@@ -91,11 +95,15 @@ class EffectRunner:
     def _configure(self, services: Services) -> None:
         self.services = services
         settings = services.settings
+        if not hasattr(self, "symbols"):  # once per incarnation, released when it stops
+            self.symbols = open_index(services, self.path)
+            self.map_partial = False
         self.toolbox = Toolbox(
             self.path,
             secret_patterns=settings.secret_path_patterns,
             file_globs=settings.file_globs,
             max_output_chars=services.tool_output_chars,  # scaled with the window
+            symbols=self.symbols,
         )
         self.ingestor = Ingestor(
             self.path,
@@ -183,13 +191,18 @@ class EffectRunner:
     def ensure_tree(self) -> None:
         """Built when the first question needs it, not at activation: walking a huge root
         must not hold up notifications, stats or wipes. Rebuilt after the watcher saw HEAD
-        move, once no fork carries the old one, together with a freeze (a new tree changes
-        the stable prefix)."""
+        move, or once the index's first pass completes a core map built from a partial index,
+        when no fork carries the old one, together with a freeze (a new tree and core map
+        change the stable prefix)."""
         state = self.state
-        rebuild = state.tree_stale and not state.in_flight
+        index = self.symbols
+        map_behind = self.map_partial and index is not None and index.complete
+        rebuild = (state.tree_stale or map_behind) and not state.in_flight
         if not state.tree_built or rebuild:
             refreeze = state.tree_built
-            state.set_tree(build_directory_tree(self.path, tree_chars(self.services)))
+            core_map = core_map_of(index, first=not refreeze)
+            self.map_partial = index is not None and not index.complete
+            state.set_tree(stable_tree(self.path, self.services, core_map))
             if refreeze:
                 state.window.freeze()
 
@@ -277,7 +290,11 @@ class EffectRunner:
             gate=self.state.gate,
             cache_ttl=cache.ttl,
             cache_min_tokens=cache.min_breakpoint_tokens,
-            retrievers=fact_retrievers(self.services, spec.window),
+            retrievers=(
+                *retrievers_of(self.symbols),
+                *fact_retrievers(self.services, spec.window),
+            ),
+            core_map=core_map_of(self.symbols),
         )
         ref = self.system.start(
             ForkActor,

@@ -7,6 +7,7 @@ from typing import Protocol
 
 from live_memory.actors.knowledge_stats import knowledge_stats
 from live_memory.agent import SYSTEM_PROMPT, Services
+from live_memory.index import WorkspaceIndex
 from live_memory.memory import PrefixSizes, Window, prefix_chars, stable_prefix_text
 from live_memory.prompt_cache import CacheDecision
 from live_memory.providers import min_cacheable_tokens
@@ -24,6 +25,7 @@ class StatsHost(Protocol):
     services: Services
     started_at: float
     cache_decision: CacheDecision | None
+    symbols: WorkspaceIndex | None
 
 
 def workspace_stats(actor: StatsHost) -> dict[str, object]:
@@ -32,6 +34,8 @@ def workspace_stats(actor: StatsHost) -> dict[str, object]:
     settings = services.settings
     max_tokens = services.max_context_tokens
     used = window.next_prompt_tokens(max_tokens)
+    coverage = actor.symbols.coverage().as_dict() if actor.symbols else None
+    knowledge = knowledge_stats(actor.root, state, services) | {"index": coverage}
     return {
         "workspace": actor.root,
         "provider": settings.provider,
@@ -69,10 +73,11 @@ def workspace_stats(actor: StatsHost) -> dict[str, object]:
         "commits": dict(counters.commits),
         "uptime_s": round(time.time() - actor.started_at, 1),
         "prefix": _prefix_cacheability(actor),
+        "symbol_index": coverage,
         "budget": services.spend.report(actor.root),
         "cache_economics": _cache_report(actor),
         "transcripts": services.stores.transcripts.counts(actor.root),
-        "knowledge": knowledge_stats(actor.root, state, services),
+        "knowledge": knowledge,
         "keep_warm": {
             "pings": counters.keep_warm_pings,
             "cost_usd": round(counters.keep_warm_cost_usd, 6),

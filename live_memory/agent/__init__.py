@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from live_memory.agent.compactor import tree_chars
+from live_memory.agent.compactor import CoreMap, stable_tree, tree_chars
 from live_memory.agent.endpoint_speed import Budget, SpeedBoard, SpeedSnapshot, question_budget
 from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.question import (
@@ -22,6 +22,7 @@ from live_memory.agent.retrieval import (
     Retrieval,
     RetrievalPart,
     Retriever,
+    SymbolRetriever,
     append_retrieval,
     retrieve_all,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "STALE_MARK",
     "SYSTEM_PROMPT",
     "Budget",
+    "CoreMap",
     "QuestionJob",
     "QuestionOutcome",
     "Retrieval",
@@ -42,6 +44,7 @@ __all__ = [
     "SpeedBoard",
     "SpeedSnapshot",
     "Stores",
+    "SymbolRetriever",
     "answer_question",
     "append_retrieval",
     "build_services",
@@ -51,6 +54,7 @@ __all__ = [
     "resident_chars",
     "resident_facts",
     "retrieve_all",
+    "stable_tree",
     "summarize",
     "tree_chars",
     "with_endpoint",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from live_memory.agent.recall import store_facts
@@ -30,7 +31,12 @@ from live_memory.memory import (
 from live_memory.providers import Usage
 from live_memory.tools import build_directory_tree
 
-__all__ = ["CompactionReport", "compact_window", "tree_chars"]
+__all__ = ["CompactionReport", "CoreMap", "compact_window", "stable_tree", "tree_chars"]
+
+CoreMap = Callable[[int], str]
+"""Renders the workspace's core map within a number of characters ("" when there is none)."""
+
+CORE_MAP_HEADING = "## Core map of the code (from the symbol index)"
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +54,20 @@ def tree_chars(services: Services) -> int:
     ratio: a budget that drifted between compactions would change the tree, and with it the
     whole stable prefix, though the repository had not changed."""
     return int(services.max_context_tokens * C.DIRECTORY_TREE_SHARE * C.CHARS_PER_TOKEN)
+
+
+def core_map_chars(services: Services) -> int:
+    """The core map's budget, nominal like the tree's (so it does not drift)."""
+    share = int(services.max_context_tokens * C.CORE_MAP_SHARE * C.CHARS_PER_TOKEN)
+    return min(C.CORE_MAP_MAX_CHARS, share)
+
+
+def stable_tree(root: Path, services: Services, core_map: CoreMap | None = None) -> str:
+    """The stable prefix's workspace part: the directory tree, then the core map. Built only
+    when the tree is (first question, HEAD moved, compaction), so the prefix stays stable."""
+    tree = build_directory_tree(root, tree_chars(services))
+    text = core_map(core_map_chars(services)) if core_map is not None else ""
+    return f"{tree}\n\n{CORE_MAP_HEADING}\n{text}" if text else tree
 
 
 async def _fold(
@@ -120,6 +140,7 @@ async def compact_window(
     gate: DistillGate | None = None,
     force: bool = False,
     report: CompactionReport | None = None,
+    core_map: CoreMap | None = None,
 ) -> bool:
     """Compact `window` down to the floor if it is over the threshold (or `force`).
 
@@ -135,6 +156,9 @@ async def compact_window(
     elif not needs_compaction(window, marks):
         return False
     report = report or CompactionReport()
+    # The new stable part first, so the eviction plan counts its size (a grown core map must
+    # not leave the compacted prompt above the floor).
+    window.tree = await asyncio.to_thread(stable_tree, Path(window.root), services, core_map)
     plan = plan_eviction(window, marks)
     if plan.shed:
         # Distil only while the budget allows background spend; otherwise shed raw bytes.
@@ -147,9 +171,6 @@ async def compact_window(
     apply_eviction(window, plan)
     if window.refrozen_tokens() > marks.floor_tokens:
         await _fold_history(window, services, report, marks)
-    window.tree = await asyncio.to_thread(
-        build_directory_tree, Path(window.root), tree_chars(services)
-    )
     # The resident set anew (demoting stored facts whose files moved on): the most used
     # facts, retrieval's hits among them, within their share of the window.
     await store_facts(window, services, (), demote=True)

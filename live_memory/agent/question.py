@@ -7,7 +7,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from live_memory.agent.compactor import CompactionReport, compact_window
+from live_memory.agent.compactor import CompactionReport, CoreMap, compact_window
 from live_memory.agent.grounding import with_unverified_note
 from live_memory.agent.loop import LoopLimits, LoopResult, run_agent_loop
 from live_memory.agent.prompt import SYSTEM_PROMPT
@@ -46,6 +46,8 @@ class QuestionJob:
     """A cache breakpoint only where the prompt through it reaches this size."""
     retrievers: tuple[Retriever, ...] = ()
     """Asked once before the first model call; their lines become the retrieval delta."""
+    core_map: CoreMap | None = None
+    """Rendered after the directory tree when a compaction rebuilds the stable prefix."""
 
 
 @dataclass(slots=True)
@@ -80,7 +82,9 @@ async def answer_question(
     provider = services.require_provider()
     window = job.window
     report = CompactionReport()
-    compacted = await compact_window(window, services, gate=job.gate, report=report)
+    compacted = await compact_window(
+        window, services, gate=job.gate, report=report, core_map=job.core_map
+    )
     retrieval = await _retrieve(job, window)
     remaining = max(job.soft_deadline - started, 0.0)
     turn = render_trailing_turn(
@@ -112,7 +116,9 @@ async def answer_question(
     except PromptTooLong:
         logger.warning("prompt too long for %s; compacting and retrying once", window.root)
         compacted = (
-            await compact_window(window, services, gate=job.gate, force=True, report=report)
+            await compact_window(
+                window, services, gate=job.gate, force=True, report=report, core_map=job.core_map
+            )
             or compacted
         )
         retrieval = await _retrieve(job, window)  # the forced freeze dropped the delta

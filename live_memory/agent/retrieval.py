@@ -20,9 +20,18 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from live_memory.config import constants as C
+from live_memory.hygiene import redact_secrets
+from live_memory.index import WorkspaceIndex, lookup_symbols
 from live_memory.memory import Turn, Window
 
-__all__ = ["Retrieval", "RetrievalPart", "Retriever", "append_retrieval", "retrieve_all"]
+__all__ = [
+    "Retrieval",
+    "RetrievalPart",
+    "Retriever",
+    "SymbolRetriever",
+    "append_retrieval",
+    "retrieve_all",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +59,23 @@ class Retriever(Protocol):
     def retrieve(self, question: str, seen: Callable[[str], bool]) -> RetrievalPart | None: ...
 
 
+class SymbolRetriever:
+    """The structural index's part: definitions of the identifiers the question names."""
+
+    heading = "Symbol definitions (path:line [kind] name: signature — doc)"
+
+    def __init__(self, index: WorkspaceIndex) -> None:
+        self._index = index
+
+    def retrieve(self, question: str, seen: Callable[[str], bool]) -> RetrievalPart | None:
+        hits = lookup_symbols(self._index, question, seen)
+        if not hits.found:
+            return None
+        return RetrievalPart(
+            self.heading, hits.lines, grounds=True, matched=hits.matched, source="symbols"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Retrieval:
     """What was appended for one question."""
@@ -65,11 +91,12 @@ class Retrieval:
 
     @property
     def grounds(self) -> bool:
-        return any(p.grounds and p.lines for p in self.parts)
+        """A grounding part answered (its lines may already have been in the prompt)."""
+        return any(p.grounds for p in self.asked)
 
 
 def _seen_in(window: Window) -> Callable[[str], bool]:
-    texts = [window.frozen or "", *(t.text for t in window.history)]
+    texts = [window.tree, window.frozen or "", *(t.text for t in window.history)]
     return lambda line: any(line in text for text in texts)
 
 
@@ -110,6 +137,6 @@ def append_retrieval(window: Window, retrieval: Retrieval) -> bool:
     """Append `retrieval` as one observation turn (no ack); False when it is empty."""
     if not retrieval.parts:
         return False
-    text = render_retrieval(retrieval)
+    text = redact_secrets(render_retrieval(retrieval))[0]
     window.history.append(Turn("user", "observation", text))
     return True

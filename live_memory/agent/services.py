@@ -11,6 +11,7 @@ from live_memory.agent.spend import SpendGuard
 from live_memory.config import Settings
 from live_memory.config import constants as C
 from live_memory.errors import NoProviderConfigured
+from live_memory.index import SymbolIndexes
 from live_memory.knowledge import FactStore, TranscriptQueue, UsageLedger
 from live_memory.prompt_cache import CachePolicy, cache_policy_for
 from live_memory.providers import (
@@ -40,9 +41,13 @@ class Stores:
     facts: FactStore | None = None
     """The durable fact store; None keeps the ledger in the window alone (each compaction
     regenerates it from one summary, as before the store existed)."""
+    symbols: SymbolIndexes | None = None
+    """The structural index of every loaded workspace (None: LIVE_MEMORY_SYMBOL_INDEX off)."""
     speeds: SpeedBoard = field(default_factory=SpeedBoard)
 
     def close(self) -> None:
+        if self.symbols is not None:
+            self.symbols.close()
         self.usage.close()
         self.transcripts.close()
         if self.facts is not None:

@@ -374,7 +374,6 @@ INDEX_CPU_SHARE: Final = 0.5
 # capped per database (KiB, as PRAGMA cache_size takes negative numbers).
 INDEX_SQLITE_CACHE_KIB: Final = 8_192
 INDEX_QUEUE_MAX: Final = 4_096  # incremental updates waiting for the index thread
-INDEX_MAX_OPEN_DATABASES: Final = 16  # least recently used workspace databases are closed
 # The core map in the stable prefix (after the directory tree): at most this share of the
 # window and this many characters; ranked by how many files reference each definition.
 CORE_MAP_SHARE: Final = 0.05
@@ -427,3 +426,6 @@ RAY_EDGE_REPLY_TIMEOUT_S: Final = 60.0  # a quick request may wait for its actor
 RAY_ACTOR_CONCURRENCY: Final = 64  # concurrent calls one workspace actor's event loop takes
 RAY_PRIVATE_CHECKOUT_UNITS: Final = 1000.0  # a private instance advertises "/" this many times
 OLLAMA_DEFAULT_NUM_CTX: Final = 4096  # what Ollama runs a model at unless num_ctx is set
+# The first tree build of a workspace waits this long for its index's first pass (a small
+# repository is indexed by then, so its core map is complete from the first question on).
+CORE_MAP_FIRST_WAIT_S: Final = 1.0

@@ -19,6 +19,7 @@ __all__ = ["RESTART_KEYS", "config_report", "setting_source"]
 
 RESTART_KEYS: Final = frozenset(
     {
+        "symbol_index",
         "host",
         "port",
         "data_dir",

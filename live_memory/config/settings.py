@@ -53,6 +53,8 @@ class Settings:
     preload_globs: tuple[str, ...] = ()
     file_globs: tuple[str, ...] = ()
     passive_ingestion: bool = True
+    symbol_index: bool = True
+    """Parse the workspace's source files into the structural index (restart to change)."""
     max_held_bytes: int = C.MAX_HELD_BYTES
     """Observed file content one workspace holds (also capped at a share of the floor)."""
     watcher: WatcherMode = "off"

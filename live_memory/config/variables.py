@@ -236,6 +236,7 @@ VARIABLES: Final[dict[str, Parser]] = {
     "preload_globs": _globs,
     "file_globs": _globs,
     "passive_ingestion": _boolean,
+    "symbol_index": _boolean,
     "max_held_bytes": _integer(0, None),
     "watcher": _choice("off", "os"),
     "watch_max_per_root": _integer(1, None),

@@ -60,6 +60,7 @@ from live_memory.gateway.bodies import health_document, import_body, transcript_
 from live_memory.gateway.bridge import wait_reply
 from live_memory.gateway.jobs import JobRunner
 from live_memory.gateway.notify_parse import parse_notify
+from live_memory.index import SymbolIndexes
 from live_memory.knowledge import (
     FactStore,
     TranscriptQueue,
@@ -97,6 +98,7 @@ class LiveMemoryService:
                 max_facts=settings.max_stored_facts,
                 retire_after_s=settings.fact_retire_after_s,
             ),
+            symbols=SymbolIndexes(settings.data_dir) if settings.symbol_index else None,
         )
         recovered = self.stores.transcripts.recover()
         dropped = self.stores.transcripts.gc_sessions(C.TRANSCRIPT_KEEP_SESSIONS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from live_memory.tools.jail import UnreadableFile, resolve_in_root
 from live_memory.tools.outcome import FileRead, ToolOutcome
 from live_memory.tools.schema import TOOL_NAMES
+from live_memory.tools.symbols import SymbolSource
 from live_memory.tools.toolbox import Toolbox
 from live_memory.tools.tree import build_directory_tree, list_workspace_files
 from live_memory.tools.workspace_read import (
@@ -22,6 +23,7 @@ from live_memory.tools.workspace_read import (
 __all__ = [
     "TOOL_NAMES",
     "FileRead",
+    "SymbolSource",
     "ToolOutcome",
     "Toolbox",
     "UnreadableFile",

@@ -19,6 +19,7 @@ from live_memory.config.constants import (
     READ_DEFAULT_LIMIT_LINES,
 )
 from live_memory.providers import ToolSpec
+from live_memory.tools.symbols import SYMBOL_KINDS
 
 __all__ = ["TOOL_NAMES", "TOOL_SPECS"]
 
@@ -210,5 +211,43 @@ GIT_SEARCH = ToolSpec(
     },
 )
 
-TOOL_SPECS: tuple[ToolSpec, ...] = (READ, GREP, GLOB, FIND_PATHS, GET_CHANGED_FILES, GIT_SEARCH)
+FIND_SYMBOL = ToolSpec(
+    name="find_symbol",
+    description=(
+        "Where a function, class, method or type is defined, from the code index: "
+        "'path:line [kind] name: signature — doc'. 'Class.method' narrows it."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "e.g. 'parse_config', 'Server.start'"},
+            "kind": {"type": "string", "enum": ["any", *SYMBOL_KINDS]},
+            "limit": {"type": "integer", "minimum": 1},
+        },
+        "required": ["name"],
+        "additionalProperties": False,
+    },
+)
+
+OUTLINE = ToolSpec(
+    name="outline",
+    description="A source file's imports and definitions (line, kind, name, signature).",
+    input_schema={
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+)
+
+TOOL_SPECS: tuple[ToolSpec, ...] = (
+    READ,
+    GREP,
+    GLOB,
+    FIND_PATHS,
+    GET_CHANGED_FILES,
+    GIT_SEARCH,
+    FIND_SYMBOL,
+    OUTLINE,
+)
 TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in TOOL_SPECS)

@@ -22,6 +22,7 @@ from live_memory.tools.read import run_read
 from live_memory.tools.ripgrep import find_ripgrep, rg_search
 from live_memory.tools.schema import TOOL_NAMES, TOOL_SPECS
 from live_memory.tools.scope import Scope
+from live_memory.tools.symbols import SymbolSource, run_find_symbol, run_outline
 
 __all__ = ["Toolbox"]
 
@@ -45,8 +46,10 @@ class Toolbox:
         file_globs: Sequence[str] = (),
         max_output_chars: int = TOOL_OUTPUT_MAX_CHARS,
         use_ripgrep: bool = True,
+        symbols: SymbolSource | None = None,
     ) -> None:
-        """`use_ripgrep=False` forces the pure-Python Grep (tests, machines without rg)."""
+        """`use_ripgrep=False` forces the pure-Python Grep (tests, machines without rg);
+        `symbols` is the workspace's structural index (find_symbol, outline)."""
         self._scope = Scope(
             root=Path(os.path.realpath(root)),
             secret_patterns=tuple(secret_patterns),
@@ -63,6 +66,8 @@ class Toolbox:
             "find_paths": run_find_paths,
             "get_changed_files": run_get_changed_files,
             "git_search": run_git_search,
+            "find_symbol": functools.partial(run_find_symbol, symbols=symbols),
+            "outline": functools.partial(run_outline, symbols=symbols),
         }
 
     @property

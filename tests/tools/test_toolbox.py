@@ -19,6 +19,8 @@ def test_specs_are_anthropic_native_and_never_change() -> None:
         "find_paths",
         "get_changed_files",
         "git_search",
+        "find_symbol",
+        "outline",
     ]
     for spec in specs:
         assert isinstance(spec, ToolSpec)
@@ -36,6 +38,8 @@ def test_spec_parameters_match_the_design() -> None:
         "find_paths": {"path", "name", "type", "max_depth", "limit"},
         "get_changed_files": set(),
         "git_search": {"query", "path", "limit", "patch"},
+        "find_symbol": {"name", "kind", "limit"},
+        "outline": {"path"},
     }
 
 

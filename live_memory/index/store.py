@@ -1,0 +1,238 @@
+"""One workspace's symbol index on disk: SQLite (WAL) in the data directory.
+
+One database per workspace (`<data>/index/<sha256(root)[:16]>.sqlite3`): a workspace's index
+is dropped or rebuilt on its own, and a restart re-opens it instead of re-parsing the
+repository (a file whose size, mtime and hash are unchanged is not parsed again).
+
+Rows are keyed by path and carry the content hash they were parsed from. `refcount` keeps, per
+name, how many files reference it, updated as files change, so ranking the core map is a
+lookup, not a scan. Bounded: at most INDEX_MAX_FILES files, and per file the capped lists of
+`extract_symbols`; SQLite's page cache is capped per connection.
+
+Thread safety: one connection guarded by a lock; every call is short (one file's rows).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from live_memory.config import constants as C
+from live_memory.index.extract import FileSymbols
+
+__all__ = ["FileStamp", "SymbolRow", "SymbolStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files(
+    path TEXT PRIMARY KEY, sha TEXT NOT NULL, language TEXT, size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL, skipped TEXT, errors INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS defs(
+    path TEXT NOT NULL, name TEXT NOT NULL, qualified TEXT NOT NULL, kind TEXT NOT NULL,
+    line INTEGER NOT NULL, signature TEXT NOT NULL, doc TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS defs_name ON defs(name COLLATE NOCASE);
+CREATE INDEX IF NOT EXISTS defs_path ON defs(path);
+CREATE TABLE IF NOT EXISTS refs(path TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY(path, name))
+    WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS refcount(name TEXT PRIMARY KEY, files INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS refcount_files ON refcount(files);
+CREATE TABLE IF NOT EXISTS imports(path TEXT NOT NULL, module TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class FileStamp:
+    sha: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRow:
+    path: str
+    name: str
+    qualified: str
+    kind: str
+    line: int
+    signature: str
+    doc: str
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+class SymbolStore:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(f"PRAGMA cache_size=-{C.INDEX_SQLITE_CACHE_KIB}")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # --- writing -------------------------------------------------------------------------
+    def stamps(self) -> dict[str, FileStamp]:
+        with self._lock:
+            rows = self._db.execute("SELECT path, sha, size, mtime_ns FROM files").fetchall()
+        return {p: FileStamp(sha, size, mtime) for p, sha, size, mtime in rows}
+
+    def stamp(self, path: str) -> FileStamp | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT sha, size, mtime_ns FROM files WHERE path = ?", (path,)
+            ).fetchone()
+        return FileStamp(*row) if row else None
+
+    def file_count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+
+    def put_many(self, items: Iterable[tuple[str, FileStamp, FileSymbols]]) -> int:
+        """Replace the rows of each file (one transaction); how many were stored. New files
+        past INDEX_MAX_FILES are not added (the index is full; known files still update)."""
+        stored = 0
+        with self._write() as db:
+            count = int(db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+            for path, stamp, symbols in items:
+                known = db.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone()
+                if known is None and count >= C.INDEX_MAX_FILES:
+                    continue
+                count += known is None
+                self._drop(db, path)
+                db.execute(
+                    "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        path,
+                        stamp.sha,
+                        symbols.language,
+                        stamp.size,
+                        stamp.mtime_ns,
+                        symbols.skipped,
+                        int(symbols.syntax_errors),
+                    ),
+                )
+                db.executemany(
+                    "INSERT INTO defs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (path, d.name, d.qualified, d.kind, d.line, d.signature, d.doc)
+                        for d in symbols.definitions
+                    ],
+                )
+                names = sorted(symbols.references)
+                db.executemany("INSERT INTO refs VALUES (?, ?)", [(path, n) for n in names])
+                db.executemany(
+                    "INSERT INTO refcount VALUES (?, 1) "
+                    "ON CONFLICT(name) DO UPDATE SET files = files + 1",
+                    [(n,) for n in names],
+                )
+                db.executemany(
+                    "INSERT INTO imports VALUES (?, ?)", [(path, m) for m in symbols.imports]
+                )
+                stored += 1
+        return stored
+
+    def remove(self, paths: Iterable[str]) -> None:
+        with self._write() as db:
+            for path in paths:
+                self._drop(db, path)
+
+    @staticmethod
+    def _drop(db: sqlite3.Connection, path: str) -> None:
+        names = [r[0] for r in db.execute("SELECT name FROM refs WHERE path = ?", (path,))]
+        db.executemany(
+            "UPDATE refcount SET files = files - 1 WHERE name = ?", [(n,) for n in names]
+        )
+        if names:
+            db.execute("DELETE FROM refcount WHERE files <= 0")
+        for table in ("files", "defs", "refs", "imports"):
+            db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
+
+    # --- reading -------------------------------------------------------------------------
+    def find(self, name: str, kind: str | None = None, limit: int = 50) -> list[SymbolRow]:
+        """Definitions named `name` (case-insensitive; `A.b` also matches the qualified
+        name), exact-case matches first, then by path and line."""
+        short = name.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+        sql = "SELECT path, name, qualified, kind, line, signature, doc FROM defs "
+        sql += "WHERE name = ? COLLATE NOCASE"
+        args: list[object] = [short]
+        if kind:
+            sql += " AND kind = ?"
+            args.append(kind)
+        with self._lock:
+            rows = [SymbolRow(*r) for r in self._db.execute(sql, args).fetchall()]
+        if short != name:
+            wanted = name.replace("::", ".").lower()
+            rows = [r for r in rows if r.qualified.lower().endswith(wanted)]
+        rows.sort(key=lambda r: (r.name != short, r.path, r.line))
+        return rows[:limit]
+
+    def outline(self, path: str) -> tuple[list[SymbolRow], list[str], FileStamp | None]:
+        with self._lock:
+            defs = self._db.execute(
+                "SELECT path, name, qualified, kind, line, signature, doc FROM defs "
+                "WHERE path = ? ORDER BY line",
+                (path,),
+            ).fetchall()
+            imports = self._db.execute(
+                "SELECT module FROM imports WHERE path = ?", (path,)
+            ).fetchall()
+        return [SymbolRow(*r) for r in defs], [m for (m,) in imports], self.stamp(path)
+
+    def most_referenced(self, limit: int) -> list[tuple[SymbolRow, int]]:
+        """Definitions of the most-referenced names, with how many files reference them."""
+        with self._lock:
+            top = self._db.execute(
+                "SELECT name, files FROM refcount ORDER BY files DESC, name LIMIT ?", (limit,)
+            ).fetchall()
+            out: list[tuple[SymbolRow, int]] = []
+            for name, files in top:
+                for row in self._db.execute(
+                    "SELECT path, name, qualified, kind, line, signature, doc FROM defs "
+                    "WHERE name = ? COLLATE NOCASE",
+                    (name,),
+                ):
+                    if row[1] == name:
+                        out.append((SymbolRow(*row), int(files)))
+        return out
+
+    def languages(self) -> dict[str, int]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT language, COUNT(*) FROM files WHERE language IS NOT NULL "
+                "AND skipped IS NULL GROUP BY language ORDER BY language"
+            ).fetchall()
+        return {lang: int(n) for lang, n in rows}
+
+    def languages_by_path(self) -> list[tuple[str, str]]:
+        with self._lock:
+            return self._db.execute(
+                "SELECT path, language FROM files WHERE language IS NOT NULL AND skipped IS NULL"
+            ).fetchall()
+
+    def definition_count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM defs").fetchone()[0])

@@ -1,0 +1,158 @@
+"""The server's symbol indexes and the one thread that fills them.
+
+`SymbolIndexes` (one per server, a durable store like the usage ledger) opens a workspace's
+index on activation and closes it on passivation. All parsing happens on ONE dedicated,
+low-priority daemon thread, never on the actor pool or the event loop:
+
+- incremental updates (teed content, the tools' reads, notifications, the watcher) go first;
+  submitting one is an O(1) append to a bounded queue, so /notify never waits on a parse (a
+  full queue drops the update: the next background pass re-checks the file);
+- then one bounded slice of some workspace's background pass, round robin;
+- after each piece of work the thread sleeps in proportion to the CPU time it used, so it
+  stays within INDEX_CPU_SHARE of one core however much is left to index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from pathlib import Path
+
+from live_memory.config import constants as C
+from live_memory.index.store import SymbolStore
+from live_memory.index.workspace_index import WorkspaceIndex
+
+__all__ = ["SymbolIndexes"]
+
+logger = logging.getLogger(__name__)
+
+
+class SymbolIndexes:
+    def __init__(self, data_dir: Path, *, cpu_share: float = C.INDEX_CPU_SHARE) -> None:
+        self._dir = data_dir / "index"
+        self._cpu_share = min(max(cpu_share, 0.01), 1.0)
+        self._open: dict[str, WorkspaceIndex] = {}
+        self._users: dict[str, int] = {}
+        self._passes: dict[str, Iterator[None]] = {}
+        self._updates: deque[tuple[WorkspaceIndex, str, bytes | None]] = deque()
+        self._cond = threading.Condition()
+        self._stopped = False
+        self._idle = threading.Event()
+        self.dropped_updates = 0
+        self._thread = threading.Thread(target=self._run, name="symbol-index", daemon=True)
+        self._thread.start()
+
+    # --- workspaces ----------------------------------------------------------------------
+    def open(
+        self, root: Path, *, secret_patterns: tuple[str, ...], file_globs: tuple[str, ...] = ()
+    ) -> WorkspaceIndex:
+        """The workspace's index (opened once, counted per user), with its background pass
+        scheduled. Every `open` is paired with one `release`."""
+        key = os.path.realpath(root)
+        with self._cond:
+            self._users[key] = self._users.get(key, 0) + 1
+            index = self._open.get(key)
+            if index is None:
+                name = hashlib.sha256(key.encode()).hexdigest()[:16]
+                store = SymbolStore(self._dir / f"{name}.sqlite3")
+                index = WorkspaceIndex(
+                    Path(key), store, secret_patterns=secret_patterns, file_globs=file_globs
+                )
+                self._open[key] = index
+                self._passes[key] = index.background_pass()
+                self._idle.clear()
+                self._cond.notify()
+            return index
+
+    def release(self, root: Path) -> None:
+        """One user is done; the last one stops the pass and closes the database
+        (passivation). A supervisor's next incarnation may open before the old one releases."""
+        key = os.path.realpath(root)
+        with self._cond:
+            users = self._users.get(key, 0) - 1
+            if users > 0:
+                self._users[key] = users
+                return
+            self._users.pop(key, None)
+            index = self._open.pop(key, None)
+            self._passes.pop(key, None)
+            self._updates = deque(u for u in self._updates if u[0] is not index)
+        if index is not None:
+            index.store.close()
+
+    def rescan(self, index: WorkspaceIndex) -> None:
+        """Run the background pass again (files added or removed in bulk)."""
+        key = str(index.root)
+        with self._cond:
+            if self._open.get(key) is index and key not in self._passes:
+                self._passes[key] = index.background_pass()
+                self._idle.clear()
+                self._cond.notify()
+
+    def submit(self, index: WorkspaceIndex, path: str, content: bytes | None = None) -> bool:
+        """Queue one file's update; False when the queue is full (the update is dropped)."""
+        with self._cond:
+            if len(self._updates) >= C.INDEX_QUEUE_MAX:
+                self.dropped_updates += 1
+                return False
+            self._updates.append((index, path, content))
+            self._idle.clear()
+            self._cond.notify()
+        return True
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until no update or pass is left (tests, benchmarks); False on timeout."""
+        return self._idle.wait(timeout)
+
+    def close(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+        self._thread.join(timeout=5)
+        for index in list(self._open.values()):
+            index.store.close()
+        self._open.clear()
+
+    # --- the thread ----------------------------------------------------------------------
+    def _next(self) -> tuple[WorkspaceIndex, str, bytes | None] | tuple[str, Iterator[None]] | None:
+        with self._cond:
+            while not self._stopped:
+                if self._updates:
+                    return self._updates.popleft()
+                if self._passes:
+                    key = next(iter(self._passes))
+                    work = self._passes.pop(key)
+                    return key, work
+                self._idle.set()
+                self._cond.wait()
+            return None
+
+    def _run(self) -> None:
+        with contextlib.suppress(OSError, AttributeError):  # lower priority: this thread only
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        while True:
+            job = self._next()
+            if job is None:
+                return
+            cpu = time.thread_time()
+            try:
+                if len(job) == 3:
+                    index, path, content = job
+                    index.update(path, content)
+                else:
+                    key, work = job
+                    if next(work, StopIteration) is not StopIteration:
+                        with self._cond:  # back of the round robin
+                            if key in self._open and key not in self._passes:
+                                self._passes[key] = work
+            except Exception:  # one bad file or a closed database must not stop the thread
+                logger.exception("symbol index work failed")
+            used = time.thread_time() - cpu
+            if self._cpu_share < 1.0 and used > 0:
+                time.sleep(used * (1.0 / self._cpu_share - 1.0))

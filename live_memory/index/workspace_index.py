@@ -1,0 +1,218 @@
+"""One workspace's symbol index: incremental updates, the background pass, and queries.
+
+Files are read through the tools' jail (no secret file, nothing outside the root) and only
+source files in the monitoring scope are indexed. An update is skipped when the stored content
+hash is unchanged; the background pass skips a file whose size and mtime are unchanged, so a
+restart over a persisted index costs one directory listing and a stat per file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from live_memory.config import constants as C
+from live_memory.errors import LiveMemoryError
+from live_memory.hygiene import is_secret_path
+from live_memory.index.core_map import symbol_line
+from live_memory.index.extract import FileSymbols, extract_symbols
+from live_memory.index.languages import language_of
+from live_memory.index.store import FileStamp, SymbolRow, SymbolStore
+from live_memory.path_glob import glob_set
+from live_memory.tools import list_workspace_files, read_workspace_bytes
+
+__all__ = ["Coverage", "WorkspaceIndex"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """What /stats reports: files indexed out of the source files the pass found."""
+
+    indexed: int
+    total: int | None
+    """None until the first background pass has listed the workspace."""
+    languages: dict[str, int]
+    definitions: int
+    complete: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "files_indexed": self.indexed,
+            "files_total": self.total,
+            "languages": self.languages,
+            "definitions": self.definitions,
+            "complete": self.complete,
+        }
+
+
+class WorkspaceIndex:
+    def __init__(
+        self,
+        root: Path,
+        store: SymbolStore,
+        *,
+        secret_patterns: tuple[str, ...],
+        file_globs: tuple[str, ...] = (),
+    ) -> None:
+        self.root = Path(os.path.realpath(root))
+        self.store = store
+        self.secret_patterns = secret_patterns
+        self.file_globs = file_globs
+        self.total: int | None = None
+        self.complete = False
+        self.generation = 0
+        """Bumped on every change of the stored rows (the core map's cache key)."""
+        self.completed = threading.Event()
+        """Set when a background pass has finished (the core map is then complete)."""
+
+    # --- what is indexed -----------------------------------------------------------------
+    def wanted(self, rel: str) -> bool:
+        if language_of(rel) is None or is_secret_path(rel, self.secret_patterns):
+            return False
+        return not self.file_globs or glob_set(self.file_globs).matches(rel)
+
+    def relative(self, path: str) -> str | None:
+        """`path` (absolute or workspace-relative) as a clean relative path, or None."""
+        if os.path.isabs(path):
+            real = os.path.realpath(path)
+            if not real.startswith(str(self.root) + os.sep):
+                return None
+            path = real[len(str(self.root)) + 1 :]
+        path = os.path.normpath(path)
+        if path.startswith("..") or path == ".":
+            return None
+        return path.replace(os.sep, "/")
+
+    # --- updating ------------------------------------------------------------------------
+    def update(self, path: str, content: bytes | None = None) -> bool:
+        """Bring one file's rows up to date (from `content` when the hook teed it, else the
+        disk). True when its rows changed. Gone or refused files are removed."""
+        rel = self.relative(path)
+        if rel is None or not self.wanted(rel):
+            return False
+        item = self._parse(rel, content, self.store.stamp(rel))
+        if item is None:
+            return False
+        if isinstance(item, tuple):
+            self.store.put_many([item])
+        else:
+            self.store.remove([rel])
+        self.generation += 1
+        return True
+
+    def _parse(
+        self, rel: str, content: bytes | None, known: FileStamp | None
+    ) -> tuple[str, FileStamp, FileSymbols] | str | None:
+        """(rel, stamp, symbols) to store, "gone" to drop, None when nothing changed."""
+        try:
+            st = os.stat(self.root / rel)
+        except OSError:
+            return "gone" if known else None
+        if st.st_size > C.INDEX_MAX_FILE_BYTES and content is None:
+            stamp = FileStamp("", st.st_size, st.st_mtime_ns)
+            if known == stamp:
+                return None
+            return rel, stamp, FileSymbols(language_of(rel), skipped="too large")
+        if content is None:
+            try:
+                content, _ = read_workspace_bytes(
+                    self.root,
+                    rel,
+                    max_bytes=C.INDEX_MAX_FILE_BYTES,
+                    secret_patterns=self.secret_patterns,
+                )
+            except (LiveMemoryError, OSError) as exc:
+                logger.debug("index skips %s: %s", rel, exc)
+                return "gone" if known else None
+        sha = hashlib.sha256(content).hexdigest()
+        stamp = FileStamp(sha, len(content), st.st_mtime_ns)
+        if known is not None and known.sha == sha:
+            return None
+        return rel, stamp, extract_symbols(rel, content)
+
+    def background_pass(self) -> Iterator[None]:
+        """Index every wanted file not indexed at its current size and mtime; yields after
+        each bounded slice (at most INDEX_SLICE_FILES files or INDEX_SLICE_MAX_S)."""
+        listed = [p for p in list_workspace_files(self.root) if self.wanted(p)]
+        self.total = len(listed)
+        stamps = self.store.stamps()
+        gone = set(stamps).difference(listed)
+        if gone:
+            self.store.remove(gone)
+            self.generation += 1
+        yield
+        batch: list[tuple[str, FileStamp, FileSymbols]] = []
+        started = time.monotonic()
+        for rel in listed:
+            known = stamps.get(rel)
+            if known is not None and _unchanged(self.root / rel, known):
+                continue
+            item = self._parse(rel, None, known)
+            if isinstance(item, tuple):
+                batch.append(item)
+            if len(batch) >= C.INDEX_SLICE_FILES or time.monotonic() - started > (
+                C.INDEX_SLICE_MAX_S
+            ):
+                self._flush(batch)
+                batch = []
+                yield
+                started = time.monotonic()
+        self._flush(batch)
+        self.complete = True
+        self.generation += 1
+        self.completed.set()
+
+    def _flush(self, batch: list[tuple[str, FileStamp, FileSymbols]]) -> None:
+        if batch:
+            self.store.put_many(batch)
+            self.generation += 1
+
+    # --- reading -------------------------------------------------------------------------
+    def find(self, name: str, kind: str | None = None, limit: int = 50) -> list[SymbolRow]:
+        return self.store.find(name, kind, limit)
+
+    def symbol_lines(self, name: str, kind: str | None, limit: int) -> list[tuple[str, str]]:
+        """find_symbol's rows as (path, `path:line [kind] name: signature — doc`)."""
+        return [(row.path, symbol_line(row)) for row in self.store.find(name, kind, limit)]
+
+    def outline_lines(self, rel: str) -> list[str] | None:
+        """outline's lines for `rel`, or None when the file is not indexed."""
+        rows, imports, stamp = self.store.outline(rel)
+        if stamp is None:
+            return None
+        lines = [f"imports: {', '.join(imports)}"] if imports else []
+        for row in rows:
+            line = f"{row.line} [{row.kind}] {row.qualified}: {row.signature}"
+            lines.append(line + (f"  — {row.doc}" if row.doc else ""))
+        return lines
+
+    def status(self) -> str:
+        done = "complete" if self.complete else "still indexing"
+        total = "?" if self.total is None else str(self.total)
+        return f"index {done}: {self.store.file_count()} of {total} source files"
+
+    def coverage(self) -> Coverage:
+        languages = self.store.languages()
+        return Coverage(
+            indexed=sum(languages.values()),
+            total=self.total,
+            languages=languages,
+            definitions=self.store.definition_count(),
+            complete=self.complete,
+        )
+
+
+def _unchanged(path: Path, known: FileStamp) -> bool:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return st.st_size == known.size and st.st_mtime_ns == known.mtime_ns

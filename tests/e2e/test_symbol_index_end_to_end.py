@@ -1,0 +1,80 @@
+"""The structural index over MCP: a cold workspace whose question the index covers is answered
+on the first model call (no forced re-ask), and its first prompt already names path:line."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import ensure_workspace, provider_env
+from tests.support.app_server import AppServer
+from tests.support.fakes import FakeProvider, Text, ToolUse
+from tests.support.mcp_client import call_tool
+from tests.support.repo import make_repo
+
+pytestmark = pytest.mark.e2e
+
+FILES = {
+    "src/app.py": "from util.strings import shout\n\ndef answer():\n    return shout('x')\n",
+    "src/util/strings.py": (
+        'def shout(text):\n    """Upper-case the text."""\n    return text.upper()\n'
+    ),
+    "web/api.ts": "export function fetchUser(id: string): Promise<string> { return get(id); }\n",
+    "README.md": "# demo\n",
+}
+
+
+def _index_complete(server: AppServer, repo: Path, timeout_s: float = 60.0) -> dict[str, object]:
+    """Wait until the workspace's background pass has finished (the condition, not a sleep)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+        index = stats["symbol_index"]
+        if index and index["complete"]:
+            return dict(index)
+        assert time.monotonic() < deadline, stats
+        time.sleep(0.05)
+
+
+def test_cold_first_question_covered_by_the_index_needs_no_re_ask(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+        ensure_workspace(server.url, repo)
+        coverage = _index_complete(server, repo)
+        assert coverage["files_indexed"] == coverage["files_total"] == 3
+        assert coverage["languages"] == {"python": 2, "typescript": 1}
+
+        fake.script(Text("shout is defined at src/util/strings.py:1."))
+        is_error, text = call_tool(
+            server.url,
+            "ask_live_memory",
+            {"question": "Where is shout defined?", "cwd": str(repo)},
+        )
+        assert not is_error, text
+        assert text.startswith("shout is defined at src/util/strings.py:1.")
+        assert "tool_calls=0" in text
+        assert len(fake.requests) == 1  # no forced re-ask: the index grounded the question
+        first = json.dumps(fake.requests[0].body)
+        assert "src/util/strings.py:1 [function] shout: def shout(text)" in first
+        tools = {t["name"] for t in fake.requests[0].body["tools"]}
+        assert {"find_symbol", "outline"} <= tools
+
+        # A question the index does not cover is still cold: rejected once, then grounded.
+        fake.script(
+            Text("guess"),
+            ToolUse("find_symbol", {"name": "fetchUser"}),
+            Text("fetchUser is in web/api.ts:1"),
+        )
+        response = server.request(
+            "POST", "/api/ask", json={"question": "how do the pieces fit?", "cwd": str(repo)}
+        )
+        assert response.status_code == 200, response.text
+        assert response.json()["answer"] == "fetchUser is in web/api.ts:1"
+        assert len(fake.requests) == 4
+        tool_result = json.dumps(fake.requests[-1].body["messages"][-1])
+        assert "web/api.ts:1 [function] fetchUser" in tool_result

@@ -1,0 +1,122 @@
+"""The workspace index over a real git repository: background pass, incremental updates,
+persistence across a restart, the core map and the per-question lookup."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from live_memory.index import SymbolIndexes, WorkspaceIndex, question_names, render_core_map
+from live_memory.index.lookup import lookup_symbols
+from tests.support.repo import make_repo
+
+SECRETS = (".env", ".env*", "*.pem")
+
+FILES = {
+    "app/core.py": 'def load_config(path):\n    """Read the config."""\n    return parse(path)\n',
+    "app/parse.py": "def parse(path):\n    return path\n\nclass Parser:\n    pass\n",
+    "app/use1.py": "from app.parse import parse\nparse(1)\nParser()\n",
+    "app/use2.py": "from app.parse import parse\nparse(2)\n",
+    "web/main.ts": "export function renderPage(id: string): string { return parse(id); }\n",
+    "srv/main.go": "package main\nfunc ServeHTTP() {}\n",
+    "lib/src/lib.rs": "pub fn crunch_numbers() -> u32 { 1 }\n",
+    ".env.py": "def leaked_secret(): pass\n",
+    "README.md": "# readme\n",
+}
+
+
+@pytest.fixture
+def indexes(tmp_path: Path) -> Iterator[SymbolIndexes]:
+    symbols = SymbolIndexes(tmp_path / "data", cpu_share=1.0)
+    yield symbols
+    symbols.close()
+
+
+def _open(symbols: SymbolIndexes, repo: Path) -> WorkspaceIndex:
+    index = symbols.open(repo, secret_patterns=SECRETS)
+    assert index.completed.wait(30)
+    assert symbols.wait_idle(30)
+    return index
+
+
+def test_background_pass_indexes_every_source_file_but_secrets(
+    tmp_path: Path, indexes: SymbolIndexes
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = _open(indexes, repo)
+    coverage = index.coverage()
+    assert coverage.complete and coverage.total == 7 and coverage.indexed == 7
+    assert coverage.languages == {"go": 1, "python": 4, "rust": 1, "typescript": 1}
+    assert [r.location for r in index.find("load_config")] == ["app/core.py:1"]
+    assert index.find("leaked_secret") == []
+    assert index.find("parser", kind="class")[0].location == "app/parse.py:4"
+
+
+def test_incremental_update_and_delete_and_restart_without_reparsing(
+    tmp_path: Path, indexes: SymbolIndexes
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = _open(indexes, repo)
+    (repo / "app/core.py").write_text("\n\ndef load_config(path, strict=True):\n    pass\n")
+    assert index.update(str(repo / "app/core.py"))
+    assert not index.update("app/core.py")  # same content hash: nothing to do
+    (row,) = index.find("load_config")
+    assert (row.line, row.signature) == (3, "def load_config(path, strict=True)")
+    assert index.update("app/new.py", b"def teed_only(): pass\n") is False  # not on disk
+    (repo / "app/parse.py").unlink()
+    assert index.update("app/parse.py")
+    assert index.find("Parser") == []
+    assert not index.update("../outside.py") and not index.update("/etc/passwd")
+    indexes.release(repo)
+
+    again = SymbolIndexes(tmp_path / "data", cpu_share=1.0)
+    try:
+        reopened = again.open(repo, secret_patterns=SECRETS)
+        assert reopened.find("load_config")[0].line == 3  # persisted, before any pass
+        parsed: list[str] = []
+        original = reopened._parse
+
+        def counting(rel: str, *args: object) -> object:
+            parsed.append(rel)
+            return original(rel, *args)  # type: ignore[arg-type]
+
+        reopened._parse = counting  # type: ignore[method-assign,assignment]
+        assert reopened.completed.wait(30)
+        assert parsed == []  # unchanged size+mtime: no file read or parsed again
+    finally:
+        again.close()
+
+
+def test_core_map_ranks_by_references_within_budget_and_is_deterministic(
+    tmp_path: Path, indexes: SymbolIndexes
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = _open(indexes, repo)
+    text = render_core_map(index.store, 2_000)
+    assert text == render_core_map(index.store, 2_000)
+    assert text.startswith("Top level: app/ (python 4)")
+    assert "app/parse.py:1 [function] parse: def parse(path)" in text
+    small = render_core_map(index.store, 200)
+    assert len(small) <= 200
+    assert render_core_map(index.store, 0) == ""
+
+
+def test_question_lookup_finds_the_definition_and_skips_what_the_prompt_holds(
+    tmp_path: Path, indexes: SymbolIndexes
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = _open(indexes, repo)
+    assert question_names("Where is `load_config` defined and what does the Parser do?")[:2] == [
+        "load_config",
+        "Parser",
+    ]
+    hits = lookup_symbols(index, "where is load_config defined?", lambda line: False)
+    assert hits.found
+    assert hits.lines == (
+        "app/core.py:1 [function] load_config: def load_config(path)  — Read the config.",
+    )
+    held = lookup_symbols(index, "where is load_config defined?", lambda line: True)
+    assert held.found and held.lines == ()
+    assert not lookup_symbols(index, "how does it work?", lambda line: False).found
