@@ -17,8 +17,10 @@ state), and a restarted actor restores its snapshot before it serves.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Coroutine
@@ -52,6 +54,8 @@ class RayRouter:
         self.resolved = ResolvedRoots()
         self._nodes: tuple[float, list[dict[str, object]]] = (0.0, [])
         self._tasks: set[asyncio.Task[None]] = set()
+        self._lock = threading.Lock()
+        """Lookups run on worker threads (`asyncio.to_thread`): the caches have one owner."""
         self.host_cls = ray.remote(WorkspaceHost)
 
     # --- the GatewayActor's messages -------------------------------------------------------
@@ -89,16 +93,23 @@ class RayRouter:
             logger.warning("not a workspace request over Ray: %s", type(route.message).__name__)
             return
         try:
-            outcome = await self._call(route.cwd, request, activate=route.activate_unknown)
+            outcome = await self._call(
+                route.cwd, request, activate=route.activate_unknown, reply=reply
+            )
         except (LiveMemoryError, TimeoutError) as exc:
             outcome = Outcome(error=exc)
+        except Exception as exc:  # the actor raised something else: the asker hears it
+            logger.exception("workspace request %s failed on Ray", type(route.message).__name__)
+            outcome = Outcome(error=WorkspaceUnavailable(f"the workspace actor failed: {exc}"))
         if reply is not None:
             if outcome.error is not None:
                 resolve(reply, error=outcome.error)
             else:
                 resolve(reply, outcome.value)
 
-    async def _call(self, cwd: str, request: Request, *, activate: bool) -> Outcome:
+    async def _call(
+        self, cwd: str, request: Request, *, activate: bool, reply: Future[Any] | None
+    ) -> Outcome:
         root = await asyncio.to_thread(self._resolve, cwd)
         deadline = time.monotonic() + (
             request.budget_s + C.HARD_DEADLINE_MARGIN_S
@@ -108,12 +119,16 @@ class RayRouter:
         delays = itertools.chain(C.RAY_RETRY_BACKOFF_S, itertools.repeat(C.RAY_RETRY_BACKOFF_S[-1]))
         for delay in delays:
             handle = await asyncio.to_thread(self._handle, root, activate)
+            ref = handle.call.remote(request)
+            if reply is not None:  # the asker went away: the actor's slot is cancelled too
+                reply.add_done_callback(functools.partial(_cancel_if_gone, ref))
             try:
-                result: Outcome = await handle.call.remote(request)
+                result: Outcome = await ref
                 return result
             except _RESTARTING as exc:
                 if isinstance(exc, ActorDiedError):  # gone for good: created again next time
-                    self.handles.pop(root, None)
+                    with self._lock:
+                        self.handles.pop(root, None)
                 if time.monotonic() + delay > deadline:
                     raise WorkspaceUnavailable(
                         f"the workspace actor of {root} did not come back in time: {exc}"
@@ -123,11 +138,16 @@ class RayRouter:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _resolve(self, cwd: str) -> str:
-        return self.resolved.resolve(cwd, self.settings)
+        with self._lock:
+            return self.resolved.resolve(cwd, self.settings)
 
     def _handle(self, root: str, activate: bool) -> Any:
         """The workspace actor of `root`: remembered, found by name, or created (when
         `activate`, or when it has a snapshot) on a node holding the checkout."""
+        with self._lock:
+            return self._lookup(root, activate)
+
+    def _lookup(self, root: str, activate: bool) -> Any:
         handle = self.handles.get(root)
         if handle is not None:
             self.handles.move_to_end(root)
@@ -205,3 +225,13 @@ class RayRouter:
                 await host.reconfigure.remote(self.settings)
             except _RESTARTING:  # it restarts with the settings it was created with
                 logger.warning("a workspace actor missed a configuration reload")
+
+
+def _cancel_if_gone(ref: Any, reply: Future[Any]) -> None:
+    """A reply slot's callback: when the asker cancelled it (timeout, disconnect), cancel the
+    Ray call, so the host cancels its own slot and the workspace learns it (CancelFork)."""
+    if reply.cancelled():
+        try:
+            ray.cancel(ref)
+        except Exception:  # finished meanwhile, or the actor is gone: nothing to stop
+            logger.debug("cancelling a finished Ray call", exc_info=True)
