@@ -72,7 +72,7 @@ def test_questions_over_rest_and_mcp_are_answered_by_one_workspace_actor(
     )
 
     assert rest.status_code == 200, rest.text
-    assert rest.json()["answer"] == "ray answer"
+    assert rest.json()["answer"].startswith("ray answer")
     assert not is_error and text.startswith("ray answer"), text
     stats_a = httpx.get(f"{ray_set.a.url}/stats", params={"cwd": str(repo)}, timeout=60).json()
     stats_b = httpx.get(f"{ray_set.b.url}/stats", params={"cwd": str(repo)}, timeout=60).json()
