@@ -272,8 +272,8 @@ def truth_from_index(
 ) -> dict[str, tuple[str, int]]:
     """For a real repository: unique names from the index, each checked against the file."""
     store = SymbolStore(next((data_dir / "index").glob("*.sqlite3")))
-    with store._lock:  # a read-only peek for the benchmark
-        rows = store._db.execute(
+    with store._read() as db:  # a read-only peek for the benchmark
+        rows = db.execute(
             "SELECT name, path, line FROM defs WHERE kind IN ('function','class','method') "
             "AND length(name) > 3 GROUP BY name HAVING COUNT(*) = 1"
         ).fetchall()

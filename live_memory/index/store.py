@@ -9,13 +9,13 @@ name, how many files reference it, updated as files change, so ranking the core 
 lookup, not a scan. Bounded: at most INDEX_MAX_FILES files, and per file the capped lists of
 `extract_symbols`; SQLite's page cache is capped per connection.
 
-Thread safety: one connection guarded by a lock; every call is short (one file's rows).
+Thread safety: the knowledge stores' SqliteStore (one connection, one lock, WAL); every call
+is short (one file's rows).
 """
 
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from live_memory.config import constants as C
 from live_memory.index.extract import FileSymbols
+from live_memory.knowledge import KnowledgeError, SqliteStore
 
 __all__ = ["FileStamp", "SymbolRow", "SymbolStore"]
 
@@ -68,54 +69,45 @@ class SymbolRow:
         return f"{self.path}:{self.line}"
 
 
-class SymbolStore:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(f"PRAGMA cache_size=-{C.INDEX_SQLITE_CACHE_KIB}")
-        self._db.executescript(_SCHEMA)
+class SymbolStore(SqliteStore):
+    """Raises KnowledgeError like the other SQLite stores (the index thread logs it)."""
 
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
+    label = "symbol index"
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, _SCHEMA)
+        with self._read() as db:
+            db.execute(f"PRAGMA cache_size=-{C.INDEX_SQLITE_CACHE_KIB}")
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _read(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+            if self._db is None:
+                raise KnowledgeError(f"{self.label} {self.path} is closed")
+            yield self._db
 
     # --- writing -------------------------------------------------------------------------
     def stamps(self) -> dict[str, FileStamp]:
-        with self._lock:
-            rows = self._db.execute("SELECT path, sha, size, mtime_ns FROM files").fetchall()
+        with self._read() as db:
+            rows = db.execute("SELECT path, sha, size, mtime_ns FROM files").fetchall()
         return {p: FileStamp(sha, size, mtime) for p, sha, size, mtime in rows}
 
     def stamp(self, path: str) -> FileStamp | None:
-        with self._lock:
-            row = self._db.execute(
+        with self._read() as db:
+            row = db.execute(
                 "SELECT sha, size, mtime_ns FROM files WHERE path = ?", (path,)
             ).fetchone()
         return FileStamp(*row) if row else None
 
     def file_count(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+        with self._read() as db:
+            return int(db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
 
     def put_many(self, items: Iterable[tuple[str, FileStamp, FileSymbols]]) -> int:
         """Replace the rows of each file (one transaction); how many were stored. New files
         past INDEX_MAX_FILES are not added (the index is full; known files still update)."""
         stored = 0
-        with self._write() as db:
+        with self._transaction() as db:
             count = int(db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
             for path, stamp, symbols in items:
                 known = db.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone()
@@ -156,7 +148,7 @@ class SymbolStore:
         return stored
 
     def remove(self, paths: Iterable[str]) -> None:
-        with self._write() as db:
+        with self._transaction() as db:
             for path in paths:
                 self._drop(db, path)
 
@@ -182,8 +174,8 @@ class SymbolStore:
         if kind:
             sql += " AND kind = ?"
             args.append(kind)
-        with self._lock:
-            rows = [SymbolRow(*r) for r in self._db.execute(sql, args).fetchall()]
+        with self._read() as db:
+            rows = [SymbolRow(*r) for r in db.execute(sql, args).fetchall()]
         if short != name:
             wanted = name.replace("::", ".").lower()
             rows = [r for r in rows if r.qualified.lower().endswith(wanted)]
@@ -191,26 +183,24 @@ class SymbolStore:
         return rows[:limit]
 
     def outline(self, path: str) -> tuple[list[SymbolRow], list[str], FileStamp | None]:
-        with self._lock:
-            defs = self._db.execute(
+        with self._read() as db:
+            defs = db.execute(
                 "SELECT path, name, qualified, kind, line, signature, doc FROM defs "
                 "WHERE path = ? ORDER BY line",
                 (path,),
             ).fetchall()
-            imports = self._db.execute(
-                "SELECT module FROM imports WHERE path = ?", (path,)
-            ).fetchall()
+            imports = db.execute("SELECT module FROM imports WHERE path = ?", (path,)).fetchall()
         return [SymbolRow(*r) for r in defs], [m for (m,) in imports], self.stamp(path)
 
     def most_referenced(self, limit: int) -> list[tuple[SymbolRow, int]]:
         """Definitions of the most-referenced names, with how many files reference them."""
-        with self._lock:
-            top = self._db.execute(
+        with self._read() as db:
+            top = db.execute(
                 "SELECT name, files FROM refcount ORDER BY files DESC, name LIMIT ?", (limit,)
             ).fetchall()
             out: list[tuple[SymbolRow, int]] = []
             for name, files in top:
-                for row in self._db.execute(
+                for row in db.execute(
                     "SELECT path, name, qualified, kind, line, signature, doc FROM defs "
                     "WHERE name = ? COLLATE NOCASE",
                     (name,),
@@ -220,19 +210,19 @@ class SymbolStore:
         return out
 
     def languages(self) -> dict[str, int]:
-        with self._lock:
-            rows = self._db.execute(
+        with self._read() as db:
+            rows = db.execute(
                 "SELECT language, COUNT(*) FROM files WHERE language IS NOT NULL "
                 "AND skipped IS NULL GROUP BY language ORDER BY language"
             ).fetchall()
         return {lang: int(n) for lang, n in rows}
 
     def languages_by_path(self) -> list[tuple[str, str]]:
-        with self._lock:
-            return self._db.execute(
+        with self._read() as db:
+            return db.execute(
                 "SELECT path, language FROM files WHERE language IS NOT NULL AND skipped IS NULL"
             ).fetchall()
 
     def definition_count(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM defs").fetchone()[0])
+        with self._read() as db:
+            return int(db.execute("SELECT COUNT(*) FROM defs").fetchone()[0])

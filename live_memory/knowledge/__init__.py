@@ -24,6 +24,7 @@ from live_memory.knowledge.queue import (
     TranscriptQueue,
     content_hash,
 )
+from live_memory.knowledge.sqlite_store import SqliteStore
 from live_memory.knowledge.transcript import TranscriptDigest, digest_transcript
 from live_memory.knowledge.usage import UsageLedger, utc_today
 
@@ -38,6 +39,7 @@ __all__ = [
     "QueueStatus",
     "QueuedTranscript",
     "SearchResult",
+    "SqliteStore",
     "StoredFact",
     "TranscriptDigest",
     "TranscriptError",
