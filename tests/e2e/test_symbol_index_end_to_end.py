@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,16 +28,25 @@ FILES = {
 }
 
 
-def _index_complete(server: AppServer, repo: Path, timeout_s: float = 60.0) -> dict[str, object]:
-    """Wait until the workspace's background pass has finished (the condition, not a sleep)."""
+def _until(
+    server: AppServer,
+    repo: Path,
+    condition: Callable[[dict[str, object]], bool],
+    timeout_s: float = 60.0,
+) -> dict[str, object]:
+    """Poll /stats until the index's coverage meets `condition` (the condition, not a sleep)."""
     deadline = time.monotonic() + timeout_s
     while True:
         stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
         index = stats["symbol_index"]
-        if index and index["complete"]:
+        if index and condition(index):
             return dict(index)
         assert time.monotonic() < deadline, stats
         time.sleep(0.05)
+
+
+def _index_complete(server: AppServer, repo: Path) -> dict[str, object]:
+    return _until(server, repo, lambda index: bool(index["complete"]))
 
 
 def test_cold_first_question_covered_by_the_index_needs_no_re_ask(
@@ -78,3 +88,24 @@ def test_cold_first_question_covered_by_the_index_needs_no_re_ask(
         assert len(fake.requests) == 4
         tool_result = json.dumps(fake.requests[-1].body["messages"][-1])
         assert "web/api.ts:1 [function] fetchUser" in tool_result
+
+        # Teed content (/notify) updates the index incrementally: a new definition is found.
+        grown = FILES["src/util/strings.py"] + "\n\ndef whisper(text):\n    return text.lower()\n"
+        (repo / "src/util/strings.py").write_text(grown)
+        before = int(str(coverage["definitions"]))
+        server.request(
+            "POST",
+            "/notify",
+            json={
+                "cwd": str(repo),
+                "events": [{"path": "src/util/strings.py", "kind": "write", "content": grown}],
+            },
+        ).raise_for_status()
+        _until(server, repo, lambda index: int(str(index["definitions"])) == before + 1)
+        fake.script(Text("whisper is at src/util/strings.py:6."))
+        response = server.request(
+            "POST", "/api/ask", json={"question": "Where is whisper defined?", "cwd": str(repo)}
+        )
+        assert response.status_code == 200, response.text
+        assert len(fake.requests) == 5
+        assert "src/util/strings.py:6 [function] whisper" in json.dumps(fake.requests[4].body)
