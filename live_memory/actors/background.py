@@ -25,16 +25,10 @@ from live_memory.actors.message import (
 )
 from live_memory.actors.runtime import ActorRef, ActorSystem, resolve
 from live_memory.actors.workspace_stats import prefix_tokens
-from live_memory.agent import SYSTEM_PROMPT, Services, summarize
+from live_memory.agent import SYSTEM_PROMPT, Services, known_facts, store_learnt, summarize
 from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError
-from live_memory.knowledge import (
-    KnowledgeError,
-    MergeReport,
-    QueuedTranscript,
-    digest_transcript,
-    export_ledger,
-)
+from live_memory.knowledge import QueuedTranscript, digest_transcript, export_ledger
 from live_memory.memory import LedgerFact, Window, attribute_facts, build_request, parse_fact_lines
 from live_memory.prompt_cache import CacheDecision, decide
 from live_memory.providers import CacheTtl, ChatResponse, Provider, Usage
@@ -197,7 +191,7 @@ def transcript_distilled(host: BackgroundHost, done: TranscriptDistilled) -> Non
         logger.warning("transcript %d for %s: %s (%s)", done.row_id, host.root, done.error, status)
     else:
         facts = attribute_facts(parse_fact_lines(done.text), state.window.known_hashes())
-        _store(host, facts)
+        store_learnt(host.services, host.root, facts)
         added, effects = state.learn(facts, time.monotonic())
         queue.done(done.row_id)
         cost = host.services.cost(done.usage)
@@ -208,43 +202,19 @@ def transcript_distilled(host: BackgroundHost, done: TranscriptDistilled) -> Non
 
 
 # --- sharing knowledge ---------------------------------------------------------------
-def _store(host: BackgroundHost, facts: list[LedgerFact]) -> MergeReport | None:
-    """Learnt facts (imports, transcripts) into the durable store first: the window's
-    ledger is bounded, the store is where they are kept and retrieved from."""
-    store = host.services.stores.facts
-    if store is None or not facts:
-        return None
-    try:
-        return store.merge(host.root, facts)
-    except KnowledgeError:
-        logger.exception("fact store: learnt facts of %s not stored", host.root)
-        return None
-
-
-def known_facts(host: BackgroundHost) -> list[LedgerFact]:
-    """Every current fact of the workspace: the store's, or the window's ledger without one."""
-    store = host.services.stores.facts
-    if store is not None:
-        try:
-            return store.current(host.root)
-        except KnowledgeError:
-            logger.exception("fact store: facts of %s unreadable; using the ledger", host.root)
-    return list(host.state.window.ledger)
-
-
 def export_facts(host: BackgroundHost, message: ExportLedger) -> None:
     resolve(
         message.reply,
         {
             "workspace": host.root,
             "repo": host.path.name,
-            "facts": facts_as_json(known_facts(host)),
+            "facts": facts_as_json(known_facts(host.services, host.root, host.state.window.ledger)),
         },
     )
 
 
 def import_facts(host: BackgroundHost, message: ImportFacts) -> None:
-    stored = _store(host, list(message.facts))
+    stored = store_learnt(host.services, host.root, list(message.facts))
     added, effects = host.state.learn(list(message.facts), time.monotonic())
     host.run(effects)
     held, cap = len(host.state.window.ledger), host.services.settings.max_ledger_facts
@@ -271,7 +241,7 @@ def import_facts(host: BackgroundHost, message: ImportFacts) -> None:
 
 def describe(host: BackgroundHost, message: DescribeMemory) -> None:
     window, counters = host.state.window, host.state.counters
-    facts = known_facts(host)
+    facts = known_facts(host.services, host.root, host.state.window.ledger)
     fresh = [f.text for f in window.ledger if not f.stale]
     lines = [
         f"Live Memory knows {len(facts)} fact(s) and {len(window.files)} "
@@ -293,7 +263,11 @@ def write_insights(host: BackgroundHost) -> None:
     if root is None:
         return
     try:
-        export_ledger(known_facts(host), root / host.path.name, repo_name=host.path.name)
+        export_ledger(
+            known_facts(host.services, host.root, host.state.window.ledger),
+            root / host.path.name,
+            repo_name=host.path.name,
+        )
     except (LiveMemoryError, OSError, ValueError):
         logger.exception("could not write insights for %s", host.root)
 

@@ -28,10 +28,10 @@ from live_memory.agent import (
     fact_retrievers,
     resident_facts,
     stable_tree,
+    store_learnt,
 )
 from live_memory.config import constants as C
 from live_memory.index import WorkspaceIndex
-from live_memory.knowledge import KnowledgeError
 from live_memory.memory import (
     Ingestor,
     Snapshots,
@@ -143,7 +143,8 @@ class EffectRunner:
                 self.root, body, lambda p: current_sha256(self.path, p, secret_patterns=secrets)
             )
             counters = body.get("counters", {})
-            self._adopt_snapshot_facts(window)
+            # The store is where facts live, the snapshot the window's projection of it.
+            store_learnt(self.services, self.root, window.ledger)
             self.state.restore(
                 window,
                 WorkspaceCounters.from_state(counters if isinstance(counters, dict) else {}),
@@ -153,19 +154,6 @@ class EffectRunner:
             logger.warning("snapshot of %s is malformed (%s); starting empty", self.root, exc)
             self.store.quarantine(self.path, repr(exc))
             self.state.restore(Window(root=self.root), WorkspaceCounters(), 0)
-
-    def _adopt_snapshot_facts(self, window: Window) -> None:
-        """The snapshot's ledger into the store: the store is where facts live, the
-        snapshot holds the window's projection of it. Merging is idempotent (a fact already
-        stored is confirmed, not counted again), so a snapshot written before the store
-        existed is migrated and a later one only re-confirms what the store has."""
-        facts = self.services.stores.facts
-        if facts is None or not window.ledger:
-            return
-        try:
-            facts.merge(self.root, window.ledger)
-        except KnowledgeError:
-            logger.exception("fact store: snapshot facts of %s not adopted", self.root)
 
     def load_workspace(self) -> None:
         """Preload globs, make the ledger the store's resident set, then freeze the

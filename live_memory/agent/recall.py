@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from live_memory.agent.retrieval import RetrievalPart
 from live_memory.agent.services import Services
 from live_memory.config import constants as C
-from live_memory.knowledge import FactStore, KnowledgeError
+from live_memory.knowledge import FactStore, KnowledgeError, MergeReport
 from live_memory.memory import FileContext, LedgerFact, Window
 
 __all__ = [
@@ -28,9 +28,11 @@ __all__ = [
     "FactRetriever",
     "fact_retrievers",
     "is_possibly_stale",
+    "known_facts",
     "resident_chars",
     "resident_facts",
     "store_facts",
+    "store_learnt",
 ]
 
 logger = logging.getLogger(__name__)
@@ -136,6 +138,34 @@ class FactRetriever:
             stale=stale,
             source=FACTS_SOURCE,
         )
+
+
+def store_learnt(services: Services, root: str, facts: list[LedgerFact]) -> MergeReport | None:
+    """Learnt facts (imports, transcripts, a restored snapshot's ledger) into the durable
+    store (blocking, one short transaction): the window's ledger is bounded, the store is
+    where they are kept and retrieved from. Merging is idempotent (a stored fact is
+    confirmed, not counted again), so a snapshot written before the store existed is
+    migrated and a later one only re-confirms. None without a store or when it fails."""
+    store = services.stores.facts
+    if store is None or not facts:
+        return None
+    try:
+        return store.merge(root, facts)
+    except KnowledgeError:
+        logger.exception("fact store: learnt facts of %s not stored", root)
+        return None
+
+
+def known_facts(services: Services, root: str, ledger: Sequence[LedgerFact]) -> list[LedgerFact]:
+    """Every current fact of the workspace: the store's, or `ledger` without one (or when
+    the store cannot be read)."""
+    store = services.stores.facts
+    if store is not None:
+        try:
+            return store.current(root)
+        except KnowledgeError:
+            logger.exception("fact store: facts of %s unreadable; using the ledger", root)
+    return list(ledger)
 
 
 def fact_retrievers(services: Services, window: Window) -> tuple[FactRetriever, ...]:

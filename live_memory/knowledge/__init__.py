@@ -10,7 +10,8 @@ from __future__ import annotations
 from live_memory.knowledge.banner import BANNER_PREFIX, health_banner
 from live_memory.knowledge.error import KnowledgeError, TranscriptError
 from live_memory.knowledge.fact_merge import FactRow, GcPolicy, decide, eviction_key, gc_victims
-from live_memory.knowledge.fact_store import FactStore, MergeReport, SearchResult, StoredFact
+from live_memory.knowledge.fact_queries import SearchResult, StoredFact
+from live_memory.knowledge.fact_store import FactStore, MergeReport
 from live_memory.knowledge.markdown import (
     STALE_MARK,
     export_ledger,

@@ -10,13 +10,11 @@ Each fact keeps its provenance (path -> sha256 at distillation), category, first
 confirmed time, use count (how often retrieval handed it to the model) and, once a newer
 fact about the same subject arrived, the id of its successor. Merging follows
 `fact_merge.decide`; garbage collection `fact_merge.gc_victims` (the SQL below orders rows by
-the same `eviction_key`). Every method is one short transaction; searches are also cut off
-after a deadline (a progress handler), so no caller waits long on the store.
+the same `eviction_key`). The reads (resident set, search, counts) are `FactQueries`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,11 +25,11 @@ from typing import Any, Final
 import orjson
 
 from live_memory.config import constants as C
-from live_memory.knowledge.fact_merge import FactRow, GcPolicy, decide
-from live_memory.knowledge.sqlite_store import SqliteStore
-from live_memory.memory import LedgerFact, fact_identifiers, normalise_fact, query_terms
+from live_memory.knowledge.fact_merge import GcPolicy, decide
+from live_memory.knowledge.fact_queries import COLUMNS, FactQueries, row_of, ws_token
+from live_memory.memory import LedgerFact, fact_identifiers, normalise_fact
 
-__all__ = ["FactStore", "MergeReport", "SearchResult", "StoredFact"]
+__all__ = ["FactStore", "MergeReport"]
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS facts (
@@ -64,31 +62,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(
 );
 """
 
-_COLUMNS: Final = (
-    "id, text, category, sources, first_confirmed, last_confirmed, uses, "
-    "superseded_by, superseded_at, demoted_at, norm, signature"
-)
-_F_COLUMNS: Final = ", ".join("f." + c.strip() for c in _COLUMNS.split(","))
 _CANDIDATES_PER_KEY: Final = 64
 """Same-signature facts compared with a new one (newest first): a bound, not a filter."""
-_PROGRESS_STEPS: Final = 1000  # SQLite VM steps between two deadline checks
-
-
-@dataclass(frozen=True, slots=True)
-class StoredFact:
-    """A retrieved fact and its store id (what the window keeps to know it holds it)."""
-
-    id: int
-    fact: LedgerFact
-    uses: int
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    facts: list[StoredFact]
-    """The best matches not already in the window, best first."""
-    matched: int
-    """Facts that matched, those left out as already in the window included."""
 
 
 @dataclass(slots=True)
@@ -100,18 +75,7 @@ class MergeReport:
     new_ids: list[int] = field(default_factory=list)
 
 
-def _ws_token(root: str) -> str:
-    return "w" + hashlib.sha256(root.encode()).hexdigest()[:20]
-
-
-def _row(values: Sequence[Any]) -> FactRow:
-    (fid, text, category, sources, first, last, uses, sup_by, sup_at, demoted, norm, sig) = values
-    pairs = tuple((str(p), str(h)) for p, h in orjson.loads(sources))
-    fact = LedgerFact(str(text), pairs, str(category), demoted is not None)
-    return FactRow(int(fid), fact, first, last, int(uses), sup_by, sup_at, demoted, norm, sig)
-
-
-class FactStore(SqliteStore):
+class FactStore(FactQueries):
     """Facts of all workspaces at `path`; safe to share between threads.
 
     Raises KnowledgeError when the database cannot be opened, read or written.
@@ -152,17 +116,17 @@ class FactStore(SqliteStore):
         signature = " ".join(sorted({name.lower() for name in idents}))  # = fact_signature
         # Two indexed look-ups (an OR of the two would scan the workspace's rows).
         rows = db.execute(
-            f"SELECT {_COLUMNS} FROM facts WHERE workspace = ? AND norm = ? "
+            f"SELECT {COLUMNS} FROM facts WHERE workspace = ? AND norm = ? "
             "AND superseded_by IS NULL LIMIT 1",
             (root, norm),
         ).fetchall()
         if not rows:
             rows = db.execute(
-                f"SELECT {_COLUMNS} FROM facts WHERE workspace = ? AND signature = ? "
+                f"SELECT {COLUMNS} FROM facts WHERE workspace = ? AND signature = ? "
                 "AND superseded_by IS NULL ORDER BY id DESC LIMIT ?",
                 (root, signature, _CANDIDATES_PER_KEY),
             ).fetchall()
-        decision, target = decide(fact, [_row(r) for r in rows], key=(norm, signature))
+        decision, target = decide(fact, [row_of(r) for r in rows], key=(norm, signature))
         if decision == "confirm" and target is not None:
             sources = fact.sources or target.fact.sources
             demoted = None if not fact.stale else (target.demoted_at or now)
@@ -195,7 +159,7 @@ class FactStore(SqliteStore):
         self._set_sources(db, root, fid, fact.sources)
         db.execute(
             "INSERT INTO facts_fts (rowid, ws, body, idents) VALUES (?, ?, ?, ?)",
-            (fid, _ws_token(root), fact.text, " ".join(idents)),
+            (fid, ws_token(root), fact.text, " ".join(idents)),
         )
         report.new_ids.append(fid)
         if decision == "supersede" and target is not None:
@@ -286,107 +250,3 @@ class FactStore(SqliteStore):
             ]
             self._delete(db, ids)
         return len(ids)
-
-    # --- reading ------------------------------------------------------------------------
-    def current(self, root: str, limit: int | None = None) -> list[LedgerFact]:
-        """The workspace's current facts (superseded ones aside), oldest first."""
-        with self._transaction() as db:
-            rows = db.execute(
-                f"SELECT {_COLUMNS} FROM facts WHERE workspace = ? AND superseded_by IS NULL "
-                "ORDER BY id LIMIT ?",
-                (root, -1 if limit is None else limit),
-            ).fetchall()
-        return [_row(r).fact for r in rows]
-
-    def rows(self, root: str) -> list[FactRow]:
-        """Every row of `root`, superseded ones included (tests and the bench read them)."""
-        with self._transaction() as db:
-            rows = db.execute(
-                f"SELECT {_COLUMNS} FROM facts WHERE workspace = ? ORDER BY id", (root,)
-            ).fetchall()
-        return [_row(r) for r in rows]
-
-    def resident(self, root: str, max_chars: int, max_facts: int) -> list[LedgerFact]:
-        """The resident set: the most used current facts (undemoted first, then the most
-        recently confirmed) whose lines fit in `max_chars`, in the order they were learnt
-        (so a re-freeze that keeps a fact keeps its place)."""
-        chosen: list[FactRow] = []
-        used = 0
-        with self._transaction() as db:
-            cursor = db.execute(
-                f"SELECT {_COLUMNS} FROM facts WHERE workspace = ? AND superseded_by IS NULL "
-                "ORDER BY demoted_at IS NOT NULL, uses DESC, last_confirmed DESC, id DESC "
-                "LIMIT ?",
-                (root, max_facts),
-            )
-            for values in cursor:
-                row = _row(values)
-                cost = len(row.fact.text) + 3
-                if used + cost > max_chars:
-                    continue
-                chosen.append(row)
-                used += cost
-        return [r.fact for r in sorted(chosen, key=lambda r: r.id)]
-
-    def search(
-        self,
-        root: str,
-        question: str,
-        *,
-        limit: int,
-        skip: frozenset[str] = frozenset(),
-        deadline_s: float = C.RECALL_QUERY_DEADLINE_S,
-    ) -> SearchResult:
-        """The `limit` current facts that best match `question` (BM25 over text and
-        identifiers, identifiers weighted double), less those whose normalised text is in
-        `skip` (already in the window). The matches' use counts go up. A search that runs
-        past `deadline_s` returns nothing rather than hold its caller."""
-        terms = query_terms(question)
-        if not terms or limit <= 0:
-            return SearchResult([], 0)
-        # Terms are [a-z0-9_]+ (query_terms), so quoting them is all the escaping needed.
-        match = f'ws:"{_ws_token(root)}" AND (' + " OR ".join(f'"{t}"' for t in terms) + ")"
-        stop = time.monotonic() + deadline_s
-        found: list[StoredFact] = []
-        matched: list[tuple[int]] = []
-        with self._transaction() as db:
-            db.set_progress_handler(lambda: time.monotonic() > stop, _PROGRESS_STEPS)
-            try:
-                rows = db.execute(
-                    f"SELECT {_F_COLUMNS} "
-                    "FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
-                    "WHERE facts_fts MATCH ? AND f.superseded_by IS NULL "
-                    "ORDER BY bm25(facts_fts, 0.0, 1.0, 2.0) LIMIT ?",
-                    (match, limit),
-                ).fetchall()
-            except sqlite3.OperationalError as exc:
-                if "interrupt" not in str(exc):
-                    raise
-                rows = []
-            finally:
-                db.set_progress_handler(None, 0)
-            for values in rows:
-                row = _row(values)
-                matched.append((row.id,))
-                if row.norm not in skip:
-                    found.append(StoredFact(row.id, row.fact, row.uses + 1))
-            # A match is a use, whether retrieval appends it or the window holds it already.
-            db.executemany("UPDATE facts SET uses = uses + 1 WHERE id = ?", matched)
-        return SearchResult(found, len(matched))
-
-    def counts(self, root: str) -> dict[str, int]:
-        """Stored, current, superseded and demoted facts of `root`."""
-        with self._transaction() as db:
-            stored, superseded, demoted = db.execute(
-                "SELECT count(*), count(superseded_by), "
-                "count(CASE WHEN superseded_by IS NULL THEN demoted_at END) "
-                "FROM facts WHERE workspace = ?",
-                (root,),
-            ).fetchone()
-        return {
-            "stored": int(stored),
-            "current": int(stored) - int(superseded),
-            "superseded": int(superseded),
-            "demoted": int(demoted),
-            "max_facts": self.policy.max_facts,
-        }

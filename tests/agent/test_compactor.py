@@ -14,7 +14,7 @@ from live_memory.agent.compactor import CompactionReport, compact_window
 from live_memory.agent.services import Services, Stores, build_services
 from live_memory.config import constants as C
 from live_memory.config import load_settings
-from live_memory.knowledge import TranscriptQueue, UsageLedger
+from live_memory.knowledge import FactStore, TranscriptQueue, UsageLedger
 from live_memory.memory.model import Turn
 from live_memory.memory.window import Window
 from tests.support.fakes import Error, FakeProvider, Recorded, Reply, Text
@@ -112,3 +112,42 @@ def test_a_summary_without_facts_drops_nothing(
     assert [t for t in window.history if t.kind in ("question", "answer")] == before
     assert window.ledger == []
     assert isinstance(before[0], Turn)
+
+
+def test_with_the_store_compactions_add_facts_instead_of_regenerating_the_ledger(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    """Each summary names only its material's facts; with the store none of the earlier
+    ones is lost, and the window's ledger is the store's resident set."""
+    data = tmp_path / "data"
+    base = services_for(fake, tmp_path)
+    store = FactStore(data / "facts.sqlite3")
+    stores = Stores(UsageLedger(data / "u.sqlite3"), TranscriptQueue(data / "q.sqlite3"), store)
+    services = build_services(base.settings, stores)
+    base.stores.close()
+    calls = iter(range(1000))
+    fake.responder = lambda recorded: Text(
+        f"[gotcha] handler_{next(calls)} in src/h.py retries twice."
+    )
+    window = long_conversation(tmp_path)
+    root = window.root
+    report = CompactionReport()
+
+    async def run() -> None:
+        try:
+            for _ in range(2):
+                window.append_qa("more " + "q" * PAIR_CHARS, "more " + "a" * PAIR_CHARS)
+                await compact_window(window, services, report=report, force=True)
+        finally:
+            assert services.provider is not None
+            await services.provider.aclose()
+
+    asyncio.run(run())
+    reopened = FactStore(data / "facts.sqlite3")
+    stored = [f.text for f in reopened.current(root)]
+    assert report.summaries >= 2
+    assert stored == [f"handler_{i} in src/h.py retries twice." for i in range(report.summaries)]
+    assert [f.text for f in window.ledger] == stored  # all fit in the resident share
+    assert all(f.category == "gotcha" for f in reopened.current(root))
+    reopened.close()
+    services.stores.close()

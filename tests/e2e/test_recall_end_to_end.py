@@ -89,3 +89,29 @@ def test_a_retrieval_delta_brings_a_stored_fact_and_keeps_the_byte_prefix_rule(
     assert retrieval["hit_rate"] == 1.0
     assert retrieval["appended"] >= 4
     assert knowledge["index"] is None
+
+
+def test_the_store_outlives_a_restart_and_the_snapshot_adds_nothing_twice(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    fake.responder = lambda recorded: Text("answer")
+    env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_MAX_LEDGER_FACTS": "5"}
+    facts = [{"text": _fact(i)} for i in range(50)]
+    with AppServer(tmp_path / "data", env) as server:
+        ensure_workspace(server.url, repo)
+        body = {"cwd": str(repo), "facts": facts}
+        assert server.request("POST", "/api/import", json=body).status_code == 200
+    with AppServer(tmp_path / "data", env) as server:  # restored from its snapshot
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+        store = stats["knowledge"]["store"]
+        assert (store["stored"], store["current"]) == (50, 50)  # the snapshot's 5 confirmed
+        assert stats["ledger_facts"] <= 50
+        is_error, text = call_tool(
+            server.url,
+            "ask_live_memory",
+            {"question": "What does handle_record_0030 parse?", "cwd": str(repo)},
+        )
+        assert not is_error, text
+        exported = server.request("GET", "/api/export", params={"cwd": str(repo)}).json()
+    assert _fact(30) in prompt_of(fake.requests[-1].body)[0].decode()
+    assert sorted(f["text"] for f in exported["facts"]) == sorted(f["text"] for f in facts)
