@@ -140,8 +140,12 @@ def test_the_budget_follows_the_measured_speed_within_the_mcp_timeout(
     llama_server: tuple[FakeLocalServer, AppServer, Path],
 ) -> None:
     fake, server, repo = llama_server
-    for index in range(6):  # warm follow-ups: the slot's KV cache serves most of each prompt
-        _ask(server, repo, f"What else does the parser do ({index})?")
+    fake.responder = lambda _recorded: Says(" ".join([ANSWER] * 4))  # enough to time
+    try:
+        for index in range(6):  # warm follow-ups: the slot's KV cache serves most of a prompt
+            _ask(server, repo, f"What else does the parser do ({index})?")
+    finally:
+        fake.responder = None
     speed = _probed(server)["speed"]
     assert speed["samples"] > 0 and speed["source"] == "server timings"
     assert speed["prefill_tokens_per_s"] == pytest.approx(fake.prefill_tps, rel=0.01)
