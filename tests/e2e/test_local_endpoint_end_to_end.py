@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -58,13 +57,6 @@ def llama_server(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[FakeLocalServer, AppServer, Path]]:
     yield from _serve("llama-server", tmp_path_factory.mktemp("llama-server"))
-
-
-@pytest.fixture(scope="module")
-def llama_cpp_python(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[FakeLocalServer, AppServer, Path]]:
-    yield from _serve("llama-cpp-python", tmp_path_factory.mktemp("llama-cpp-python"))
 
 
 def _probed(server: AppServer) -> dict[str, Any]:
@@ -219,24 +211,3 @@ def test_progress_reaches_a_client_that_asked_for_it(
         fake.pace = 0.0
     assert ANSWER in text
     assert seen and seen == sorted(seen)
-
-
-def test_a_server_that_says_nothing_is_reported_not_assumed(
-    llama_cpp_python: tuple[FakeLocalServer, AppServer, Path],
-) -> None:
-    _fake, server, repo = llama_cpp_python
-    endpoint = _probed(server)
-    assert endpoint["probe"]["status"] == "nothing_found"
-    assert endpoint["context_tokens"] == C.FALLBACK_CONTEXT_TOKENS
-    assert "LIVE_MEMORY_MAX_CONTEXT_TOKENS" in endpoint["problem"]
-    health = server.request("GET", "/health").json()
-    assert health["endpoint"]["problem"] == endpoint["problem"]
-    trailer = _trailer(_ask(server, repo))
-    assert " cache=unknown" in trailer, trailer  # llama-cpp-python reports no cached tokens
-    stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
-    assert stats["cache_hit_ratio"] == "unknown"
-    assert "assumed" in stats["context"]["source"]
-    text = httpx.get(
-        f"{server.url}/stats", params={"cwd": str(repo), "format": "text"}, timeout=30
-    ).text
-    assert "unknown" in text
