@@ -99,7 +99,7 @@ class _GracefulStop:
 
 def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
     """How uvicorn serves `app`: our HTTP protocol (limits), and nothing per request that is
-    not ours (hooks open a connection per file event, see docs/PERFORMANCE.md)."""
+    not ours (hooks open a connection per file event; bench/peer_compare.py measures it)."""
     # After the app is built: the gateway package is imported by then (see build_app).
     from live_memory.gateway import limited_http_protocol  # noqa: PLC0415
 

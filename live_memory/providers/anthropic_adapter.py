@@ -26,7 +26,7 @@ import orjson
 from live_memory import __version__
 from live_memory.config import constants
 from live_memory.errors import ProviderAuthError, ProviderBadResponse
-from live_memory.providers.anthropic_stream import StreamError, assemble_stream
+from live_memory.providers.anthropic_stream import StreamError, assemble_stream, event_lines
 from live_memory.providers.http_errors import (
     HttpConnectionError,
     HttpStatusError,
@@ -201,7 +201,8 @@ class AnthropicProvider:
                 if not response.is_success:
                     await response.aread()
                     raise HttpStatusError(response)
-                return await assemble_stream(response.aiter_lines(), tap)
+                lines = event_lines(response.aiter_bytes(), constants.STREAM_LINE_MAX_BYTES)
+                return await assemble_stream(lines, tap)
             except StreamError as exc:
                 status = _STREAM_ERROR_STATUS.get(exc.kind, 400)
                 error = {"type": "error", "error": {"type": exc.kind, "message": exc.message}}

@@ -9,17 +9,21 @@ import orjson
 import pytest
 
 from live_memory.providers import StreamTap
-from live_memory.providers.anthropic_stream import StreamError, assemble_stream
+from live_memory.providers.anthropic_stream import StreamError, assemble_stream, event_lines
 
 
-def _lines(*events: dict[str, object]) -> AsyncIterator[str]:
-    async def gen() -> AsyncIterator[str]:
-        for event in events:
-            yield f"event: {event['type']}"
-            yield "data: " + orjson.dumps(event).decode()
-            yield ""
+def _lines(*events: dict[str, object]) -> AsyncIterator[bytes]:
+    # Cut into odd-sized chunks: lines are split across them, as over a socket.
+    text = b"".join(
+        b"event: %s\r\ndata: %s\r\n\r\n" % (str(e["type"]).encode(), orjson.dumps(e))
+        for e in events
+    )
 
-    return gen()
+    async def chunks() -> AsyncIterator[bytes]:
+        for at in range(0, len(text), 7):
+            yield text[at : at + 7]
+
+    return event_lines(chunks(), 1024)
 
 
 START = {
@@ -83,3 +87,16 @@ def test_an_error_event_after_the_200_is_a_stream_error_naming_its_type() -> Non
 def test_a_stream_without_a_message_is_a_bad_reply() -> None:
     with pytest.raises(ValueError, match="no message"):
         asyncio.run(assemble_stream(_lines({"type": "ping"}), None))
+
+
+def test_a_line_past_the_cap_is_a_bad_reply_not_held() -> None:
+    async def endless() -> AsyncIterator[bytes]:
+        while True:
+            yield b"x" * 100
+
+    async def read() -> None:
+        async for _ in event_lines(endless(), 1000):
+            pass
+
+    with pytest.raises(ValueError, match="longer than 1000 bytes"):
+        asyncio.run(read())
