@@ -27,18 +27,30 @@ logger = logging.getLogger(__name__)
 class Mailbox:
     """A pykka inbox that can also schedule its actor: `put` calls `on_ready` once when the
     first message arrives for an actor that is not already scheduled (the "scheduled" flag
-    makes handling serial per actor)."""
+    makes handling serial per actor).
 
-    def __init__(self) -> None:
-        self._items: deque[Envelope[Any]] = deque()
-        self._ready = threading.Condition(threading.Lock())
+    Small while idle, since a server may hold thousands of loaded workspaces: no per-instance
+    dict, no queue while empty (a deque holds a 64-slot block from the start), and a
+    condition variable (another deque) only for an actor on a dedicated thread, which blocks
+    in `get`; a pool actor never waits on its mailbox.
+    """
+
+    __slots__ = ("_items", "_lock", "_ready", "_scheduled", "on_ready")
+
+    def __init__(self, *, blocking: bool = True) -> None:
+        self._items: deque[Envelope[Any]] | None = None
+        self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock) if blocking else None
         self._scheduled = False
         self.on_ready: Callable[[], None] | None = None
 
     def put(self, envelope: Envelope[Any], /) -> None:
-        with self._ready:
+        with self._lock:
+            if self._items is None:
+                self._items = deque()
             self._items.append(envelope)
-            self._ready.notify()
+            if self._ready is not None:
+                self._ready.notify()
             schedule = self.on_ready is not None and not self._scheduled
             if schedule:
                 self._scheduled = True
@@ -46,36 +58,44 @@ class Mailbox:
             self.on_ready()
 
     def get(self) -> Envelope[Any]:
-        """Blocking take, for actors on a dedicated thread."""
+        """Blocking take, for actors on a dedicated thread (made with `blocking=True`)."""
+        if self._ready is None:
+            raise RuntimeError("a pool actor's mailbox does not block")
         with self._ready:
             while not self._items:
                 self._ready.wait()
-            return self._items.popleft()
+            return self._pop(self._items)
 
     def take(self) -> Envelope[Any] | None:
-        with self._ready:
-            return self._items.popleft() if self._items else None
+        with self._lock:
+            return self._pop(self._items) if self._items else None
+
+    def _pop(self, items: deque[Envelope[Any]]) -> Envelope[Any]:
+        envelope = items.popleft()
+        if not items:
+            self._items = None  # drop the block: an idle actor holds no queue
+        return envelope
 
     def claim(self) -> None:
         """Mark the actor scheduled (its first slice is being submitted)."""
-        with self._ready:
+        with self._lock:
             self._scheduled = True
 
     def release(self) -> bool:
         """End a slice: True when messages are left (the actor stays scheduled)."""
-        with self._ready:
+        with self._lock:
             if self._items:
                 return True
             self._scheduled = False
             return False
 
     def empty(self) -> bool:
-        with self._ready:
+        with self._lock:
             return not self._items
 
     def qsize(self) -> int:
-        with self._ready:
-            return len(self._items)
+        with self._lock:
+            return len(self._items) if self._items else 0
 
 
 class WorkerPool:

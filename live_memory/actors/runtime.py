@@ -107,9 +107,8 @@ class Actor(pykka.Actor):
     dedicated_thread: ClassVar[bool] = False
     """Long-lived actors that may block (a git call, an observer join) get their own thread."""
 
-    @staticmethod
-    def _create_actor_inbox() -> Mailbox:
-        return Mailbox()
+    def _create_actor_inbox(self) -> Mailbox:  # type: ignore[override]
+        return Mailbox(blocking=self.dedicated_thread)
 
     @staticmethod
     def _create_future() -> pykka.Future[Any]:
