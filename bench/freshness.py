@@ -4,11 +4,11 @@ and what a storm of edits costs the workspace actor.
     python bench/freshness.py [--repo PATH] [--edits 20] [--storm 1000]
 
 1. Edit -> prompt, through the real server (in this process, real HTTP on loopback) with the
-   scripted fake provider, on a git checkout (default: a temp clone of the local werkzeug
-   mirror, else a generated repo): hold `--files` source files (teed reads), then `--edits`
-   times edit one of them outside any agent and time (a) until the server reports the re-read
-   applied (/stats freshness), (b) until the next question's prompt (at the fake provider)
-   holds the new line, for the FileChanged hook path and for the OS watcher alone.
+   scripted fake provider, on a git checkout (a temp clone of `--repo` or of
+   LIVE_MEMORY_BENCH_REPO, else a generated repo): hold `--files` source files (teed reads),
+   then `--edits` times edit one of them outside any agent and time (a) until the server
+   reports the re-read applied (/stats freshness), (b) until the next question's prompt (at
+   the fake provider) holds the new line, for the FileChanged hook path and the OS watcher alone.
 2. Storm, in the pure core (no threads, the actor's own work): `--storm` change events to one
    held file and spread over every held file, as one /notify batch each; the actor's time
    with re-reads (claim + coalesce; the reads run off the actor, timed apart) against the
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -36,15 +37,14 @@ from tests.support.app_server import AppServer
 from tests.support.fakes import FakeProvider, Text
 from tests.workspace.support import LIMITS
 
-MIRROR = Path("/work/.mirror/pallets+werkzeug/repo")
-
 
 def _checkout(target: Path, repo: str | None) -> Path:
-    source = Path(repo) if repo else MIRROR
-    if source.exists():
+    named = repo or os.environ.get("LIVE_MEMORY_BENCH_REPO")
+    if named and Path(named).exists():
+        source = Path(named)
         subprocess.run(["git", "clone", "-q", str(source), str(target)], check=True)
         return target
-    target.mkdir(parents=True)  # no mirror here: a generated repository of the same shape
+    target.mkdir(parents=True)  # no checkout named: a generated repository of the same shape
     for i in range(200):
         (target / f"pkg/mod_{i}.py").parent.mkdir(parents=True, exist_ok=True)
         (target / f"pkg/mod_{i}.py").write_text(f"def f_{i}():\n    return {i}\n" * 40)
@@ -177,7 +177,9 @@ def storm(repo: Path, files: list[str], size: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repo", help="a git repository to clone (default: werkzeug mirror)")
+    parser.add_argument(
+        "--repo", help="a git repository to clone (default: LIVE_MEMORY_BENCH_REPO, else generated)"
+    )
     parser.add_argument(
         "--files", type=int, default=10, help="held files (within the held-bytes cap)"
     )
@@ -188,7 +190,8 @@ def main() -> None:
     try:
         repo = _checkout(work / "repo", args.repo)
         files = _held_files(repo, args.files)
-        print(f"repository {args.repo or MIRROR} ({len(files)} held files)")
+        named = args.repo or os.environ.get("LIVE_MEMORY_BENCH_REPO", "generated")
+        print(f"repository {named} ({len(files)} held files)")
         storm(repo, files, args.storm)
         edit_to_prompt(repo, files, args.edits, watcher_only=False)
         edit_to_prompt(repo, files, args.edits, watcher_only=True)
