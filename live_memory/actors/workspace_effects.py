@@ -172,6 +172,7 @@ class EffectRunner:
             settings.preload_globs,
             total_cap_bytes=min(C.PRELOAD_MAX_TOTAL_BYTES, floor_chars // 2),
             secret_patterns=settings.secret_path_patterns,
+            held_cap=self.ingestor.max_held_bytes,
         )
         window.freeze()
         background.drain_transcripts(self)  # type: ignore[arg-type]

@@ -52,6 +52,7 @@ def preload(
     total_cap_bytes: int,
     secret_patterns: Sequence[str] = C.DEFAULT_SECRET_PATH_PATTERNS,
     max_file_bytes: int = C.PASSIVE_MAX_FILE_BYTES,
+    held_cap: int | None = None,
 ) -> int:
     """Read the preload matches into `window` as preloaded content; returns files loaded.
 
@@ -72,7 +73,7 @@ def preload(
                 "preload stopped at %s: total cap of %d bytes reached", rel, total_cap_bytes
             )
             break
-        window.observe(rel, text, read.sha256, read.size, source="preloaded")
+        window.observe(rel, text, read.sha256, read.size, source="preloaded", held_cap=held_cap)
         used += read.size
         loaded += 1
     return loaded

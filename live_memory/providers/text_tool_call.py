@@ -46,7 +46,9 @@ Offered = Sequence[ToolSpec] | Collection[str]
 _THINK = re.compile(r"^\s*<think>.*?</think>", re.DOTALL)  # reasoning models' preamble
 _ECHO = re.compile(r"<tool_response>.*?(?:</tool_response>|\Z)", re.DOTALL)
 _TAG = re.compile(r"<tool_call>(?P<body>.*?)(?:</tool_call>|\Z)", re.DOTALL)
-_FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n?(?P<body>.*?)(?:```|\Z)", re.DOTALL)
+# The closing fence ends its line: JSON keeps a newline out of its strings, so "```" inside a
+# value (`{"q": "```"}`) is never taken for the end of the block.
+_FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n?(?P<body>.*?)(?:```[ \t]*(?=\n|\Z)|\Z)", re.DOTALL)
 _START = re.compile(r"[{\[]")
 _NAME_KEY = re.compile(r'"(?:name|function|tool)"\s*:')
 _ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")

@@ -45,7 +45,7 @@ def apply(window: Window, op: str, index: int, size: int) -> None:
         case "observe":
             window.observe(path, text, sha(text), size, held_cap=CAP)
         case "preload":
-            window.observe(path, text, sha(text), size, source="preloaded")
+            window.observe(path, text, sha(text), size, source="preloaded", held_cap=CAP)
         case "read":
             window.record_read(path, sha(str(size % 3)), size)
         case "stale":
