@@ -7,7 +7,6 @@ Tool failures are results the model sees, never loop-enders.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -28,7 +27,6 @@ from live_memory.memory import Window, build_request
 from live_memory.providers import (
     CacheTtl,
     CallTimings,
-    ChatRequest,
     ChatResponse,
     Message,
     Provider,
@@ -98,20 +96,6 @@ def _is_cold(window: Window) -> bool:
     has_content = any(f.content for f in window.files.values())
     ledger_chars = sum(len(f.text) for f in window.ledger)
     return not has_content and ledger_chars < C.COLD_LEDGER_MAX_CHARS
-
-
-def _request_chars(request: ChatRequest) -> int:
-    """Characters of everything the provider bills as prompt (for calibration)."""
-    chars = sum(len(b.text) for b in request.system)
-    for message in request.messages:
-        for block in message.blocks:
-            if isinstance(block, TextBlock):
-                chars += len(block.text)
-            elif isinstance(block, ToolResultBlock):
-                chars += len(block.content)
-            else:
-                chars += len(block.name) + len(json.dumps(block.arguments))
-    return chars
 
 
 def _with_user_text(loop: list[Message], text: str) -> None:
@@ -192,7 +176,7 @@ async def run_agent_loop(
         if response.timings is not None:
             result.timings.append(response.timings)
         if not response.usage_estimated:
-            window.calibrate(_request_chars(request), response.usage.input_tokens)
+            window.calibrate(request.prompt_chars(), response.usage.input_tokens)
         calls = response.tool_calls
         blocks = response.blocks
         verdict = None if calls else judge_reply(response.text, tools)

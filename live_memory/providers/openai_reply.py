@@ -10,8 +10,6 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-import orjson
-
 from live_memory.config import constants
 from live_memory.errors import ProviderBadResponse
 from live_memory.providers.openai_stream import StreamAssembly
@@ -24,7 +22,6 @@ from live_memory.providers.types import (
     StopReason,
     TextBlock,
     ToolCall,
-    ToolResultBlock,
     ToolSpec,
     Usage,
 )
@@ -83,7 +80,7 @@ def parse_stream(assembly: StreamAssembly, request: ChatRequest) -> ChatResponse
     if estimated:
         # A stream without a usage chunk (llama-cpp-python): prompt from its size, output
         # from the pieces streamed (about one token each); counted as unreported cache use.
-        prompt = int(_request_chars(request) / constants.CHARS_PER_TOKEN)
+        prompt = int(request.prompt_chars() / constants.CHARS_PER_TOKEN)
         usage = Usage(prompt, assembly.pieces, cache_unreported_tokens=prompt)
     else:
         usage = usage_of(assembly.usage, assembly.timings)
@@ -128,16 +125,3 @@ def _response(
         raw_stop_reason=None if raw_stop is None else str(raw_stop),
         timings=timings,
     )
-
-
-def _request_chars(request: ChatRequest) -> int:
-    chars = sum(len(b.text) for b in request.system)
-    for message in request.messages:
-        for block in message.blocks:
-            if isinstance(block, TextBlock):
-                chars += len(block.text)
-            elif isinstance(block, ToolResultBlock):
-                chars += len(block.content)
-            else:
-                chars += len(block.name) + len(orjson.dumps(dict(block.arguments)))
-    return chars

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
+import orjson
+
 from live_memory.config import constants as C
 
 __all__ = [
@@ -131,6 +133,21 @@ class ChatRequest:
     """`any` forces a tool call (the cold-memory guard); tools themselves never change."""
     tap: StreamTap | None = field(default=None, compare=False)
     """Where a streaming adapter reports what it has received so far."""
+
+    def prompt_chars(self) -> int:
+        """Characters of everything the provider bills as prompt: system, text, tool results,
+        and tool calls as their name and compact JSON arguments (as the adapters send them).
+        For calibration and for estimating a prompt a server did not report."""
+        chars = sum(len(b.text) for b in self.system)
+        for message in self.messages:
+            for block in message.blocks:
+                if isinstance(block, TextBlock):
+                    chars += len(block.text)
+                elif isinstance(block, ToolResultBlock):
+                    chars += len(block.content)
+                else:
+                    chars += len(block.name) + len(orjson.dumps(dict(block.arguments)))
+        return chars
 
 
 @dataclass(frozen=True, slots=True)
