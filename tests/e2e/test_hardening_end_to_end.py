@@ -191,6 +191,14 @@ def test_loopback_host_and_origin_pass_the_guard(served: ServerProcess) -> None:
         assert response.status_code == 200, (host, response.text)
 
 
+def test_a_dashboard_page_number_that_is_not_one_is_a_400(served: ServerProcess) -> None:
+    assert served.request("GET", "/ui", params={"page": "0"}).status_code == 200
+    for bad in ("abc", "-1", "1.5", "\u00b2", "\u0663", str(C.DASHBOARD_MAX_PAGE + 1)):
+        response = served.request("GET", "/ui", params={"page": bad})
+        assert response.status_code == 400, (bad, response.status_code)
+        assert "No such page" in response.text
+
+
 def _raw_status(port: int, head: bytes) -> int:
     """The status of a hand-written request (httpx cannot send a header twice)."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:

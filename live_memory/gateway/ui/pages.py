@@ -125,7 +125,8 @@ def build_ui_routes(auth: DashboardAuth, reload: Reload) -> list[BaseRoute]:
 
     async def overview(request: Request) -> Response:
         number = request.query_params.get("page", "0")
-        if not number.isdigit() or int(number) > C.DASHBOARD_MAX_PAGE:
+        # isascii: "²".isdigit() holds, but int() refuses it (a 500 instead of this 400).
+        if not (number.isascii() and number.isdigit()) or int(number) > C.DASHBOARD_MAX_PAGE:
             return problem(request, 400, "No such page", "Pages are numbered 0, 1, 2, …")
         data = await gather.overview(service_of(request), int(number))
         return page(request, "overview.html", data | {"done": request.query_params.get("done")})
