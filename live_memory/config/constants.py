@@ -375,6 +375,9 @@ INDEX_CPU_SHARE: Final = 0.5
 # capped per database (KiB, as PRAGMA cache_size takes negative numbers).
 INDEX_SQLITE_CACHE_KIB: Final = 8_192
 INDEX_QUEUE_MAX: Final = 4_096  # incremental updates waiting for the index thread
+# The index database's format (PRAGMA user_version). A database of an older format is emptied
+# and rebuilt by the next pass: format 1 stores signatures and doc lines redacted.
+INDEX_FORMAT_VERSION: Final = 1
 # The core map in the stable prefix (after the directory tree): at most this share of the
 # window and this many characters; ranked by how many files reference each definition.
 CORE_MAP_SHARE: Final = 0.05

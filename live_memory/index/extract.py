@@ -1,8 +1,10 @@
 """One source file's symbols: definitions (name, kind, path:line, signature, first doc line),
 the names it references and the modules it imports. Pure: bytes in, data out.
 
-Signatures and doc lines are stored as written; every text built from them for the model (core
-map, lookups, find_symbol, outline) is redacted once as a whole on the way out.
+Signatures, doc lines and imports are redacted here, before they are stored in the data
+directory (a key in a default argument or a docstring must not land on disk), and again as a
+whole on every way out to the model (core map, lookups, find_symbol, outline), which also covers
+an index written before this rule.
 tree-sitter is error-tolerant, so a file with syntax errors still yields what parses; a binary
 or over-cap file yields nothing (and says why). Every list is capped (named constants), so a
 hostile file costs bounded time and memory beyond the parse itself.
@@ -11,12 +13,12 @@ hostile file costs bounded time and memory beyond the parse itself.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import tree_sitter
 
 from live_memory.config import constants as C
-from live_memory.hygiene import looks_binary
+from live_memory.hygiene import looks_binary, redact_secrets
 from live_memory.index.languages import Grammar, grammar_for, language_of
 
 __all__ = ["Definition", "FileSymbols", "extract_symbols"]
@@ -78,13 +80,46 @@ def extract_symbols(path: str, data: bytes) -> FileSymbols:
     grammar = grammar_for(language)
     tree = grammar.parser().parse(data)
     root = tree.root_node
+    definitions, imports = _redacted(_definitions(grammar, root, data), _imports(grammar, root))
     return FileSymbols(
         language,
-        definitions=_definitions(grammar, root, data),
+        definitions=definitions,
         references=_references(grammar, root),
-        imports=_imports(grammar, root),
+        imports=imports,
         syntax_errors=root.has_error,
     )
+
+
+def _redacted(
+    definitions: tuple[Definition, ...], imports: tuple[str, ...]
+) -> tuple[tuple[Definition, ...], tuple[str, ...]]:
+    """Secrets masked in every signature, doc line and import, then each cut to its cap.
+
+    Redacting before the cut matters: a key cut in half no longer has its recognisable shape.
+    Every text is one line (whitespace collapsed, first doc line), and redaction keeps the line
+    count, so one call over the joined lines costs one pass instead of one per definition.
+    """
+    texts = [t for d in definitions for t in (d.signature, d.doc)]
+    texts.extend(imports)
+    if not texts:
+        return definitions, imports
+    lines = redact_secrets("\n".join(texts))[0].split("\n")
+    if len(lines) != len(texts):  # cannot happen (redaction keeps lines); never store raw
+        lines = [redact_secrets(t)[0] for t in texts]
+    out = tuple(
+        replace(
+            d,
+            signature=_cut(lines[2 * i], C.INDEX_SIGNATURE_MAX_CHARS),
+            doc=lines[2 * i + 1][: C.INDEX_DOC_MAX_CHARS],
+        )
+        for i, d in enumerate(definitions)
+    )
+    start = 2 * len(definitions)
+    return out, tuple(line[: C.INDEX_SIGNATURE_MAX_CHARS] for line in lines[start:])
+
+
+def _cut(text: str, cap: int) -> str:
+    return text if len(text) <= cap else text[: cap - 1] + "…"
 
 
 def _text(node: tree_sitter.Node) -> str:
@@ -156,10 +191,8 @@ def _signature(node: tree_sitter.Node, data: bytes) -> str:
         end = newline if newline >= 0 else end
     end = min(end, node.start_byte + C.INDEX_SIGNATURE_MAX_CHARS * 4)
     head = data[node.start_byte : end].decode("utf-8", "replace")
-    head = _SPACE.sub(" ", head).strip().rstrip("{:= ").strip()
-    if len(head) > C.INDEX_SIGNATURE_MAX_CHARS:
-        head = head[: C.INDEX_SIGNATURE_MAX_CHARS - 1] + "…"
-    return head
+    # Cut to its cap in _redacted, after redaction (the read above is already bounded).
+    return _SPACE.sub(" ", head).strip().rstrip("{:= ").strip()
 
 
 def _doc(grammar: Grammar, node: tree_sitter.Node) -> str:
@@ -190,7 +223,8 @@ def _first_line(text: str) -> str:
     for raw in text.splitlines():
         line = _COMMENT_END.sub("", _COMMENT_MARKS.sub("", raw)).strip()
         if line:
-            return line[: C.INDEX_DOC_MAX_CHARS]
+            # Bounded here, cut to INDEX_DOC_MAX_CHARS after redaction (_redacted).
+            return line[: C.INDEX_DOC_MAX_CHARS * 4]
     return ""
 
 
@@ -210,7 +244,7 @@ def _imports(grammar: Grammar, root: tree_sitter.Node) -> tuple[str, ...]:
     for node in cursor.captures(root).get("import", ()):
         text = _SPACE.sub(" ", _text(node)).strip("\"'<> ")
         if text:
-            seen.setdefault(text[: C.INDEX_SIGNATURE_MAX_CHARS], None)
+            seen.setdefault(text[: C.INDEX_SIGNATURE_MAX_CHARS * 4], None)
         if len(seen) >= C.INDEX_MAX_REFS_PER_FILE // 10:
             break
     return tuple(seen)

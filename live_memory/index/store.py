@@ -78,6 +78,18 @@ class SymbolStore(SqliteStore):
         super().__init__(path, _SCHEMA)
         with self._read() as db:
             db.execute(f"PRAGMA cache_size=-{C.INDEX_SQLITE_CACHE_KIB}")
+        self._upgrade()
+
+    def _upgrade(self) -> None:
+        """An index of an older format is emptied (the next pass rebuilds it): one written
+        before signatures were redacted may hold a secret on disk."""
+        with self._transaction() as db:
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            if version >= C.INDEX_FORMAT_VERSION:
+                return
+            for table in ("files", "defs", "refs", "refcount", "imports"):
+                db.execute(f"DELETE FROM {table}")
+            db.execute(f"PRAGMA user_version={C.INDEX_FORMAT_VERSION}")
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
