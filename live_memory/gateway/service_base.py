@@ -1,0 +1,152 @@
+"""The service's long-lived parts: the stores, the actor system, the workspace handle cache.
+
+`LiveMemoryService` (service.py) builds on this; every workspace request goes through `_send`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import weakref
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, Protocol, TypeVar
+
+from live_memory.actors import (
+    ActorDeadError,
+    ActorRef,
+    ActorSystem,
+    Answer,
+    AttachWatcher,
+    DrainTranscripts,
+    GatewayActor,
+    KeepWarmActor,
+    Route,
+    SweepIdle,
+    WatchdogActor,
+    keep_warm_config,
+)
+from live_memory.agent import Services, Stores, build_services
+from live_memory.config import Settings
+from live_memory.config import constants as C
+from live_memory.gateway import ask_arguments
+from live_memory.gateway.blocking import BlockingCalls
+from live_memory.gateway.bridge import wait_reply
+from live_memory.gateway.jobs import JobRunner
+from live_memory.index import SymbolIndexes
+from live_memory.knowledge import FactStore, TranscriptQueue, UsageLedger
+from live_memory.memory import Snapshots, SnapshotStore
+from live_memory.watchers import WatcherBoard
+
+__all__ = ["ServiceBase"]
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class _Gateway(Protocol):
+    """Where the edge sends workspace messages: the local GatewayActor, or the Ray router."""
+
+    def tell(self, message: Any) -> None: ...
+
+
+class ServiceBase:
+    """The stores and actors of one app, and the routing of messages to workspace actors."""
+
+    def __init__(self, settings: Settings, *, store: Snapshots | None = None) -> None:
+        self.settings = settings
+        self.started_at = time.time()
+        self.stores = Stores(
+            UsageLedger(settings.data_dir / C.USAGE_FILE_NAME),
+            TranscriptQueue(settings.data_dir / C.TRANSCRIPT_QUEUE_FILE_NAME),
+            FactStore(
+                settings.data_dir / C.FACT_STORE_FILE_NAME,
+                max_facts=settings.max_stored_facts,
+                retire_after_s=settings.fact_retire_after_s,
+            ),
+            symbols=SymbolIndexes(settings.data_dir) if settings.symbol_index else None,
+        )
+        recovered = self.stores.transcripts.recover()
+        dropped = self.stores.transcripts.gc_sessions(C.TRANSCRIPT_KEEP_SESSIONS)
+        if recovered or dropped:
+            logger.info(
+                "transcript queue: %d recovered, %d old sessions dropped", recovered, dropped
+            )
+        self.services: Services = build_services(settings, self.stores)
+        self.store: Snapshots = store or SnapshotStore(settings.snapshot_dir)
+        self.system = ActorSystem()
+        self.watcher: ActorRef[Any] | None = None
+        self.watcher_board = WatcherBoard()
+        self.keep_warm: ActorRef[Any] | None = None
+        self.router: Any = None
+        """The Ray backend's router (None: the local backend)."""
+        self.reply_timeout_s = C.EDGE_REPLY_TIMEOUT_S
+        if settings.backend == "ray":
+            # Workspace actors, their keep-warm and watcher live on the cluster (docs/SCALING.md).
+            from live_memory.ray_backend import RayRouter, connect  # noqa: PLC0415
+
+            connect(settings)
+            self.router = RayRouter(settings, self.store, self.system.io)
+            self.gateway: _Gateway = self.router
+            self.reply_timeout_s = C.RAY_EDGE_REPLY_TIMEOUT_S  # an actor may be (re)starting
+        else:
+            gateway = self.system.start(GatewayActor, services=self.services, store=self.store)
+            self.gateway = gateway
+            idle_s = settings.passivate_after_s
+            self.system.every(
+                min(C.PASSIVATION_SWEEP_S, idle_s / 2), gateway, lambda: SweepIdle(idle_s)
+            )
+            self.keep_warm = self.system.start(
+                KeepWarmActor, gateway=gateway, config=keep_warm_config(self.services)
+            )
+            if settings.watcher == "os":
+                self.watcher = self.system.start(
+                    WatchdogActor, gateway=gateway, settings=settings, board=self.watcher_board
+                )
+                gateway.tell(AttachWatcher(self.watcher))
+        self.closing = False
+        self.blocking = BlockingCalls()
+        """SQLite and file-system calls of the edge: never on the event loop."""
+        self._asking: set[Future[Answer]] = set()
+        """Reply slots of questions in flight (the SIGTERM drain waits on them)."""
+        self.jobs = JobRunner()
+        self._handles: dict[str, weakref.ref[ActorRef[Any]]] = {}
+        """cwd -> weak workspace actor handle (written from actor threads: single dict ops).
+        Weak, so a passivated actor's mailbox is freed with it instead of living on here."""
+        for root in self.stores.transcripts.workspaces_with_pending():
+            self.gateway.tell(Route(root, DrainTranscripts()))
+
+    # --- workspace requests --------------------------------------------------------------
+    async def _call(
+        self, cwd: object, make: Callable[[Future[T]], Any], *, activate: bool = True
+    ) -> T:
+        reply: Future[T] = Future()
+        self._send(ask_arguments.cwd(cwd), make(reply), activate=activate)
+        return await wait_reply(reply, self.reply_timeout_s)
+
+    def _send(self, cwd: str, message: Any, *, activate: bool = True) -> None:
+        """Tell the workspace for `cwd`: directly on a remembered handle, else through the
+        gateway, which resolves the name, activates the actor and hands back its handle."""
+        weak = self._handles.get(cwd)
+        ref = weak() if weak is not None else None
+        if ref is not None:
+            try:
+                ref.tell(message)
+                return
+            except ActorDeadError:  # passivated or restarted: ask the gateway again
+                self._forget(cwd, weak)
+        handle: Future[ActorRef[Any]] = Future()
+        handle.add_done_callback(lambda f: self._remember(cwd, f))
+        self.gateway.tell(Route(cwd, message, activate_unknown=activate, handle=handle))
+
+    def _remember(self, cwd: str, handle: Future[ActorRef[Any]]) -> None:
+        if handle.cancelled() or handle.exception() is not None:
+            return
+        if len(self._handles) >= C.EDGE_HANDLE_CACHE_SIZE:
+            self._handles.pop(next(iter(self._handles)), None)
+        self._handles[cwd] = weakref.ref(handle.result(), lambda dead: self._forget(cwd, dead))
+
+    def _forget(self, cwd: str, weak: weakref.ref[ActorRef[Any]] | None) -> None:
+        """Drop `cwd`'s entry if it is still `weak` (a newer handle may have replaced it)."""
+        if weak is not None and self._handles.get(cwd) is weak:
+            self._handles.pop(cwd, None)
