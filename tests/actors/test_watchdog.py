@@ -23,7 +23,10 @@ from live_memory.config import Settings
 from live_memory.watchers.gitdirs import find_git_dirs
 from tests.support.repo import git, make_repo
 
-WAIT_S = 10.0
+# A bound on waits that end on an event (a route, a status reply), never a sleep: it is only
+# reached when something is wrong, so it is sized for a loaded machine (walking 10,000 nested
+# directories took over 10 s at load 20), not for a quiet one.
+WAIT_S = 60.0
 Kinds = dict[str, str]
 
 
