@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -30,6 +31,9 @@ class Ran:
     stdout: str
     stderr: str
     seconds: float
+    cpu_seconds: float
+    """The script's own user + system CPU time: the work it did, which a loaded machine
+    disturbs far less than its wall time."""
 
 
 def run_script(
@@ -37,6 +41,9 @@ def run_script(
 ) -> Ran:
     """Run a plugin script the way hooks.json does: `python3 -I -S script`, stdlib only."""
     data = stdin.encode() if isinstance(stdin, str) else stdin
+    # The children's rusage counts only children this process has reaped, and tests in one
+    # process run one at a time: the difference is this script's (and what it spawned).
+    cpu_before = _children_cpu_s()
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-I", "-S", str(SCRIPTS / name), *args],
@@ -51,7 +58,13 @@ def run_script(
         done.stdout.decode(),
         done.stderr.decode(),
         time.perf_counter() - started,
+        _children_cpu_s() - cpu_before,
     )
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def hook_payloads(project: Path) -> dict[str, dict[str, object]]:

@@ -127,7 +127,7 @@ def test_secret_patterns_and_size_cap_match_the_servers(tmp_path: Path) -> None:
     assert namespace["MAX_FILE_BYTES"] == C.PASSIVE_MAX_FILE_BYTES
 
 
-def test_a_call_with_the_server_up_takes_well_under_100_ms(
+def test_a_call_with_the_server_up_costs_tens_of_ms_of_cpu(
     world: HookWorld, capture: CaptureServer
 ) -> None:
     payload = json.dumps(hook_payloads(world.project)["PostToolUse(Read)"])
@@ -135,5 +135,9 @@ def test_a_call_with_the_server_up_takes_well_under_100_ms(
     assert all(ran.returncode == 0 for ran in runs)
     assert len(capture.wait_for(10)) == 10
     median_ms = statistics.median(ran.seconds for ran in runs) * 1000
-    print(f"\nnotify.py wall time with the server up: median {median_ms:.1f} ms over 10 runs")
-    assert median_ms < 1000  # reported, not asserted tightly: CI machines vary
+    cpu_ms = statistics.median(ran.cpu_seconds for ran in runs) * 1000
+    print(f"\nnotify.py with the server up: median {median_ms:.1f} ms wall, {cpu_ms:.1f} ms CPU")
+    # The work, not the wall time (a loaded machine stretches that, 1,075 ms measured at load
+    # 20): an interpreter start and one POST is tens of ms of CPU; a bound 5-10x above that
+    # still catches a hook that grew an import of the server's packages or a retry loop.
+    assert cpu_ms < 300
