@@ -59,7 +59,10 @@ def test_the_wheel_from_the_sdist_installs_and_reports_the_version(tmp_path: Pat
     venv.EnvBuilder(with_pip=False).create(env_dir)  # this pip installs into it: faster
     python = env_dir / "bin" / "python"
     pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"]
-    _run([*pip, "--no-deps", str(wheel)], cwd=tmp_path)
+    # No PYTHONPATH into the target: a checkout on it (with the egg-info the build leaves there)
+    # makes pip see live-memory as installed already and skip the wheel (no bin/live-memory).
+    clean = {"PYTHONPATH": "", "PYTHONNOUSERSITE": "1"}
+    _run([*pip, "--no-deps", str(wheel)], cwd=tmp_path, **clean)
     site = Path(
         _run(
             [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -69,7 +72,6 @@ def test_the_wheel_from_the_sdist_installs_and_reports_the_version(tmp_path: Pat
     ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (site / "borrowed-dependencies.pth").write_text("\n".join(sorted(ours)) + "\n")
 
-    clean = {"PYTHONPATH": "", "PYTHONNOUSERSITE": "1"}
     version = _run([str(env_dir / "bin" / "live-memory"), "--version"], cwd=tmp_path, **clean)
     assert version == f"live-memory {__version__}\n"
     where = _run(
