@@ -47,7 +47,10 @@ INSTALL_TIMEOUT_S = 180.0
 VERSION_TIMEOUT_S = 30.0
 SESSION_TIMEOUT_S = 120.0
 PAUSE_TIMEOUT_S = 60.0  # Claude Code's start-up, two turns and their hooks
-FILE_CHANGED_TIMEOUT_S = 20.0  # its watcher waits for writes to settle, then runs the hook
+# Its watcher waits for writes to settle, then runs the hook (a fresh python3), which posts to
+# the server, which re-reads the file: seconds on a quiet machine, more under load. The wait
+# ends as soon as the re-read is counted; the bound is only reached when something is wrong.
+FILE_CHANGED_TIMEOUT_S = 60.0
 POLL_S = 0.1
 
 APP_SOURCE = "def answer():\n    return 'read-marker-7f3a'\n"
@@ -162,7 +165,7 @@ class ScriptedSession:
             self.paused.set()
             # Blocks the fake's event loop, on purpose and bounded: Claude Code waits on this
             # turn and Live Memory makes no model call until the tool call below.
-            self.resume.wait(PAUSE_TIMEOUT_S)
+            self.resume.wait(PAUSE_TIMEOUT_S + FILE_CHANGED_TIMEOUT_S)
             return ToolUse(ASK_TOOL, {"question": QUESTION, "cwd": str(self.repo)})
         return Text(FINAL)
 
