@@ -5,85 +5,36 @@ The commit path is two-phase so that nothing is acknowledged before it is durabl
 `fork_done` adopts (or drops) a fork's window and returns `Persist`; the shell writes it and
 reports back with `persisted(ticket, error)`, which answers the asker (or tells it the answer
 is not persisted) and only then accounts for the spend.
+
+The class is built in layers, one concept per module: its fields and persist tickets
+(durability.py, over the freshness events of freshness.py), its lifecycle (lifecycle.py),
+and here the questions, commits and notifications.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections import deque
-from dataclasses import dataclass, field
 
 from live_memory.agent import QuestionOutcome
-from live_memory.config import constants as C
 from live_memory.errors import AnswerNotPersisted, Busy, ClientGone, ShuttingDown
-from live_memory.memory import (
-    DistillGate,
-    Ingestor,
-    LedgerFact,
-    Window,
-    decide_commit,
-    window_to_state,
-)
-from live_memory.prompt_cache import ping_due
+from live_memory.memory import LedgerFact, Window, decide_commit
 from live_memory.providers import CacheTtl, Usage
-from live_memory.workspace.counters import WorkspaceCounters
+from live_memory.workspace.durability import AwaitedWrite, HeldAnswer, InFlight, Limits
 from live_memory.workspace.effects import (
     Account,
     CancelFork,
-    DeleteSnapshot,
     Drained,
     Effect,
     Fail,
-    Forward,
-    Persist,
     Reply,
     StartFork,
     WantDistil,
-    WantPassivation,
     WriteInsights,
 )
-from live_memory.workspace.freshness import FreshnessEvents
-from live_memory.workspace.notify_log import NotifyLog
+from live_memory.workspace.lifecycle import Lifecycle
 from live_memory.workspace.records import Answer, FileEvent, NotifyOutcome, Question
 
 __all__ = ["InFlight", "Limits", "WorkspaceState", "answer_of"]
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    concurrency: int
-    max_pending: int
-    max_context_tokens: int
-    refreeze_delta_share: float
-    """Once observation deltas pass this share of the window, the next question re-freezes."""
-    manifest_debounce_s: float
-    notify_log_max_bytes: int
-    max_ledger_facts: int = C.MAX_LEDGER_FACTS
-
-
-@dataclass(frozen=True, slots=True)
-class InFlight:
-    slot: int
-    base_version: int
-    base_seq: int
-    question: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class _Ack:
-    """An answer waiting for its snapshot to be written."""
-
-    slot: int
-    answer: Answer
-    account: Account
-    compacted: bool
-
-
-@dataclass(slots=True)
-class _Pending:
-    acks: list[_Ack] = field(default_factory=list)
-    drains: list[int] = field(default_factory=list)
-    generation: int = 0
 
 
 def answer_of(outcome: QuestionOutcome) -> Answer:
@@ -104,74 +55,9 @@ def answer_of(outcome: QuestionOutcome) -> Answer:
     )
 
 
-class WorkspaceState(FreshnessEvents):
+class WorkspaceState(Lifecycle):
     """No threads, no actor runtime, no I/O of its own (the injected Ingestor hashes a
     known file on a bare "change" event, the only disk read, as a pure function of disk)."""
-
-    def __init__(self, root: str, ingestor: Ingestor, limits: Limits, now: float) -> None:
-        self.root = root
-        self.ingestor = ingestor
-        self.limits = limits
-        self.window = Window(root=root)
-        self.version = 0
-        self.wiped_at_version = 0
-        self.current_score = (0, 0)
-        self.notify_log = NotifyLog(limits.notify_log_max_bytes)
-        self.pending: deque[Question] = deque()
-        self.in_flight: dict[int, InFlight] = {}
-        self.counters = WorkspaceCounters()
-        self.gate = DistillGate()
-        self.fork_ids = itertools.count(1)
-        self.tickets = itertools.count(1)
-        self.closing = False
-        self.drains: list[int] = []
-        self.generation = 0
-        """Bumped on every change worth persisting; `saved` is the last one written."""
-        self.saved = 0
-        self.dirty_since: float | None = None
-        self.degraded: str | None = None
-        """Why the last snapshot write failed (None once one succeeds)."""
-        self.awaiting: dict[int, _Pending] = {}
-        self.last_activity = now
-        self.last_question_at: float | None = None
-        self.last_touch = now
-        self.pinging = False
-        self.distilling: int | None = None
-        self.tree_built = False
-        self.tree_stale = False
-        """The watcher saw HEAD move or many files come and go: rebuild at the next freeze."""
-        self.refreezes = 0
-        self._init_freshness()
-
-    @property
-    def _forks_running(self) -> bool:
-        return bool(self.in_flight)
-
-    # --- restore ---------------------------------------------------------------------
-    def restore(self, window: Window, counters: WorkspaceCounters, version: int) -> None:
-        self.window, self.counters, self.version = window, counters, version
-
-    @property
-    def dirty(self) -> bool:
-        return self.generation > self.saved
-
-    def snapshot(self) -> dict[str, object]:
-        return window_to_state(self.window) | {
-            "counters": self.counters.to_state(),
-            "version": self.version,
-        }
-
-    def _changed(self, now: float) -> None:
-        self.generation += 1
-        if self.dirty_since is None:
-            self.dirty_since = now
-
-    def _persist(self, pending: _Pending | None = None) -> Persist:
-        ticket = next(self.tickets)
-        entry = pending or _Pending()
-        entry.generation = self.generation
-        self.awaiting[ticket] = entry
-        return Persist(ticket, self.snapshot())
 
     # --- questions -------------------------------------------------------------------
     def ask(self, question: Question, now: float) -> list[Effect]:
@@ -279,8 +165,8 @@ class WorkspaceState(FreshnessEvents):
         self.last_activity = self.last_question_at = self.last_touch = now
         self._trim_log()
         self._changed(now)
-        ack = _Ack(flight.slot, answer_of(outcome), account, outcome.compacted)
-        return [self._persist(_Pending(acks=[ack]))]
+        ack = HeldAnswer(flight.slot, answer_of(outcome), account, outcome.compacted)
+        return [self._persist(AwaitedWrite(acks=[ack]))]
 
     def _replay(self, window: Window, base_seq: int) -> None:
         for entry in self.notify_log.since(base_seq):
@@ -301,7 +187,7 @@ class WorkspaceState(FreshnessEvents):
 
     def persisted(self, ticket: int, error: str | None) -> list[Effect]:
         """The snapshot of `ticket` was written (error None) or refused (error says why)."""
-        pending = self.awaiting.pop(ticket, _Pending())
+        pending = self.awaiting.pop(ticket, AwaitedWrite())
         if error is None:
             self.degraded = None
             self.saved = max(self.saved, pending.generation)
@@ -382,75 +268,3 @@ class WorkspaceState(FreshnessEvents):
     def set_tree(self, tree: str) -> None:
         self.window.tree = tree
         self.tree_built, self.tree_stale = True, False
-
-    # --- wipes, time, passivation, shutdown ------------------------------------------
-    def wipe(self, now: float) -> list[Effect]:
-        """Forget everything; forks taken before now never land (the commit rule)."""
-        self.window = Window(root=self.root)
-        self.version += 1
-        self.wiped_at_version = self.version
-        self.current_score = (0, 0)
-        self.tree_built = False
-        self._wipe_fresh()
-        self.notify_log.trim(None)
-        self.saved = self.generation
-        self.dirty_since = None
-        self.last_activity = now
-        return [DeleteSnapshot()]
-
-    def idle(self) -> bool:
-        return not (self.in_flight or self.pending or self.pinging or self.distilling is not None)
-
-    def tick(self, now: float, idle_after_s: float) -> list[Effect]:
-        """Periodic: write a debounced (or previously refused) snapshot; offer passivation
-        once idle — unless a snapshot is owed and the disk refuses it (memory is all we
-        have then)."""
-        effects: list[Effect] = []
-        since = self.dirty_since
-        due = since is not None and now - since >= self.limits.manifest_debounce_s
-        if self.dirty and (due or self.degraded is not None):
-            effects.append(self._persist())
-        owed = self.dirty and self.degraded is not None
-        if self.idle() and not owed and now - self.last_activity >= idle_after_s:
-            effects.append(WantPassivation())
-        return effects
-
-    def passivate(self, flush: bool) -> list[Effect]:
-        """Hand waiting questions to the next incarnation; persist unless the state is
-        suspect (a supervisor restart: the snapshot wins)."""
-        effects: list[Effect] = [Forward(q) for q in self.pending]
-        self.pending.clear()
-        if flush and self.dirty:
-            effects.insert(0, self._persist())
-        return effects
-
-    def drain(self, slot: int) -> list[Effect]:
-        """Shutdown: admit nothing new; once no fork is in flight, persist and report."""
-        self.closing = True
-        self.drains.append(slot)
-        return self._finish_drain() if not self.in_flight else []
-
-    def _finish_drain(self) -> list[Effect]:
-        effects: list[Effect] = [
-            Fail(q.slot, ShuttingDown("the server is shutting down")) for q in self.pending
-        ]
-        self.pending.clear()
-        drains, self.drains = self.drains, []
-        if self.dirty:
-            effects.append(self._persist(_Pending(drains=drains)))
-        else:
-            effects += [Drained(slot) for slot in drains]
-        return effects
-
-    def keep_warm_due(self, now: float, max_idle_s: float, interval_s: float) -> bool:
-        """The design's ping rule: a non-empty window, nothing in flight, queried within
-        max-idle, untouched for the interval."""
-        return not (
-            self.pinging or self.in_flight or self.pending or not self.window.history
-        ) and ping_due(
-            now=now,
-            last_question_at=self.last_question_at,
-            last_touch=self.last_touch,
-            interval_s=interval_s,
-            max_idle_s=max_idle_s,
-        )

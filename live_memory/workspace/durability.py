@@ -1,0 +1,130 @@
+"""WorkspaceState's fields and the bookkeeping that makes them durable.
+
+The base of the state machine (state.py adds the question flow, lifecycle.py the wipes,
+ticks, passivation and drains): every field, and the two-phase persist tickets. A change worth
+keeping bumps `generation`; `_persist` hands the shell a `Persist` with a ticket that
+remembers the generation and the answers waiting for that write, and `saved` is the last
+generation written, so `dirty` is one comparison.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from dataclasses import dataclass, field
+
+from live_memory.config import constants as C
+from live_memory.memory import DistillGate, Ingestor, Window, window_to_state
+from live_memory.workspace.counters import WorkspaceCounters
+from live_memory.workspace.effects import Account, Persist
+from live_memory.workspace.freshness import FreshnessEvents
+from live_memory.workspace.notify_log import NotifyLog
+from live_memory.workspace.records import Answer, Question
+
+__all__ = ["AwaitedWrite", "Durability", "HeldAnswer", "InFlight", "Limits"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    concurrency: int
+    max_pending: int
+    max_context_tokens: int
+    refreeze_delta_share: float
+    """Once observation deltas pass this share of the window, the next question re-freezes."""
+    manifest_debounce_s: float
+    notify_log_max_bytes: int
+    max_ledger_facts: int = C.MAX_LEDGER_FACTS
+
+
+@dataclass(frozen=True, slots=True)
+class InFlight:
+    slot: int
+    base_version: int
+    base_seq: int
+    question: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HeldAnswer:
+    """An answer waiting for its snapshot to be written."""
+
+    slot: int
+    answer: Answer
+    account: Account
+    compacted: bool
+
+
+@dataclass(slots=True)
+class AwaitedWrite:
+    acks: list[HeldAnswer] = field(default_factory=list)
+    drains: list[int] = field(default_factory=list)
+    generation: int = 0
+
+
+class Durability(FreshnessEvents):
+    """The fields of `WorkspaceState` (its base) and its persist tickets."""
+
+    def __init__(self, root: str, ingestor: Ingestor, limits: Limits, now: float) -> None:
+        self.root = root
+        self.ingestor = ingestor
+        self.limits = limits
+        self.window = Window(root=root)
+        self.version = 0
+        self.wiped_at_version = 0
+        self.current_score = (0, 0)
+        self.notify_log = NotifyLog(limits.notify_log_max_bytes)
+        self.pending: deque[Question] = deque()
+        self.in_flight: dict[int, InFlight] = {}
+        self.counters = WorkspaceCounters()
+        self.gate = DistillGate()
+        self.fork_ids = itertools.count(1)
+        self.tickets = itertools.count(1)
+        self.closing = False
+        self.drains: list[int] = []
+        self.generation = 0
+        """Bumped on every change worth persisting; `saved` is the last one written."""
+        self.saved = 0
+        self.dirty_since: float | None = None
+        self.degraded: str | None = None
+        """Why the last snapshot write failed (None once one succeeds)."""
+        self.awaiting: dict[int, AwaitedWrite] = {}
+        self.last_activity = now
+        self.last_question_at: float | None = None
+        self.last_touch = now
+        self.pinging = False
+        self.distilling: int | None = None
+        self.tree_built = False
+        self.tree_stale = False
+        """The watcher saw HEAD move or many files come and go: rebuild at the next freeze."""
+        self.refreezes = 0
+        self._init_freshness()
+
+    @property
+    def _forks_running(self) -> bool:
+        return bool(self.in_flight)
+
+    # --- restore ---------------------------------------------------------------------
+    def restore(self, window: Window, counters: WorkspaceCounters, version: int) -> None:
+        self.window, self.counters, self.version = window, counters, version
+
+    @property
+    def dirty(self) -> bool:
+        return self.generation > self.saved
+
+    def snapshot(self) -> dict[str, object]:
+        return window_to_state(self.window) | {
+            "counters": self.counters.to_state(),
+            "version": self.version,
+        }
+
+    def _changed(self, now: float) -> None:
+        self.generation += 1
+        if self.dirty_since is None:
+            self.dirty_since = now
+
+    def _persist(self, pending: AwaitedWrite | None = None) -> Persist:
+        ticket = next(self.tickets)
+        entry = pending or AwaitedWrite()
+        entry.generation = self.generation
+        self.awaiting[ticket] = entry
+        return Persist(ticket, self.snapshot())
