@@ -1,15 +1,13 @@
 """The Anthropic Messages adapter: neutral ChatRequest ⇄ `POST /v1/messages`.
 
-Cache breakpoints become `cache_control` markers on system blocks and on the last content block
-of a flagged message (at most `MAX_CACHE_BREAKPOINTS`; the earliest extras are dropped). Usage
-is normalised so `input_tokens` counts every prompt token, cached or not.
+The body and the reply's parsing are the wire format's (anthropic_messages); this module
+makes the call: the HTTP client, credentials, the stream's errors as statuses, retries.
 
 The call is one streamed POST over httpx2 (the MCP transport's HTTP client, already loaded;
 see anthropic_stream for why streamed), not the `anthropic` SDK: importing the SDK added about
 40 MB to the server's resident set at the first question, and per call it deep-copied the whole
-request (the history grows with every question) and built pydantic models of the reply. This
-module owns only the wire format; retries, error classification and deadlines stay in `retry`
-(max_retries was 0 with the SDK).
+request (the history grows with every question) and built pydantic models of the reply.
+Retries, error classification and deadlines stay in `retry` (max_retries was 0 with the SDK).
 """
 
 from __future__ import annotations
@@ -18,14 +16,19 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal, NotRequired, Required, TypedDict
+from typing import Any
 
 import httpx2
 import orjson
 
 from live_memory import __version__
 from live_memory.config import constants
-from live_memory.errors import ProviderAuthError, ProviderBadResponse
+from live_memory.errors import ProviderAuthError
+from live_memory.providers.anthropic_messages import (
+    MessagesParams,
+    build_messages_params,
+    parse_message,
+)
 from live_memory.providers.anthropic_stream import StreamError, assemble_stream, event_lines
 from live_memory.providers.http_errors import (
     HttpConnectionError,
@@ -37,26 +40,13 @@ from live_memory.providers.types import (
     BearerTokenSource,
     ChatRequest,
     ChatResponse,
-    StopReason,
     StreamTap,
-    TextBlock,
-    ToolCall,
-    ToolResultBlock,
-    ToolSpec,
-    Usage,
 )
 
 __all__ = ["AnthropicProvider", "MessagesParams", "build_messages_params"]
+# MessagesParams and build_messages_params stay importable from here (bench/cache_share.py).
 
 logger = logging.getLogger(__name__)
-
-_STOP_REASONS: Mapping[str, StopReason] = {
-    "end_turn": "end_turn",
-    "stop_sequence": "end_turn",
-    "tool_use": "tool_use",
-    "max_tokens": "max_tokens",
-    "model_context_window_exceeded": "max_tokens",
-}
 
 
 # An `error` event after the 200 (the API's error types) as the status it would have had, so
@@ -70,20 +60,6 @@ _STREAM_ERROR_STATUS: Mapping[str, int] = {
     "authentication_error": 401,
     "permission_error": 403,
 }
-
-
-class CacheControlParam(TypedDict):
-    type: Literal["ephemeral"]
-    ttl: NotRequired[str]
-
-
-ContentParam = dict[str, Any]
-"""One content block as sent: text, tool_use or tool_result (maybe with cache_control)."""
-
-
-class MessageParam(TypedDict):
-    role: Literal["user", "assistant"]
-    content: list[ContentParam]
 
 
 class AnthropicProvider:
@@ -180,7 +156,7 @@ class AnthropicProvider:
                 message = await send(retry_token)
         else:
             message = await send(source() if source is not None else None)
-        return _parse_message(message, request.model, self._base_url)
+        return parse_message(message, request.model, self._base_url)
 
     async def _post(
         self,
@@ -233,147 +209,11 @@ class AnthropicProvider:
             await client.aclose()
 
 
-class MessagesParams(TypedDict, total=False):
-    """The JSON body of `POST /v1/messages`."""
-
-    model: Required[str]
-    max_tokens: Required[int]
-    messages: Required[list[MessageParam]]
-    system: list[ContentParam]
-    tools: list[dict[str, Any]]
-    tool_choice: dict[str, str]
-
-
-def build_messages_params(request: ChatRequest) -> MessagesParams:
-    """The request body for `request`."""
-    control = _cache_control(request)
-    marked: list[ContentParam] = []
-    system: list[ContentParam] = []
-    for block in request.system:
-        text_param: ContentParam = {"type": "text", "text": block.text}
-        if block.cache_breakpoint:
-            marked.append(text_param)
-        system.append(text_param)
-    messages: list[MessageParam] = []
-    for message in request.messages:
-        content = [_content_param(b) for b in message.blocks if not _is_empty_text(b)]
-        if message.cache_breakpoint and content:
-            marked.append(content[-1])
-        role: Literal["user", "assistant"] = "user" if message.role == "user" else "assistant"
-        messages.append({"role": role, "content": content})
-    extra = len(marked) - constants.MAX_CACHE_BREAKPOINTS
-    if extra > 0:
-        logger.warning(
-            "request asks for %d cache breakpoints, the API allows %d; dropping the first %d",
-            len(marked),
-            constants.MAX_CACHE_BREAKPOINTS,
-            extra,
-        )
-    for param in marked[max(extra, 0) :]:
-        param["cache_control"] = control
-    params: MessagesParams = {
-        "model": request.model,
-        "max_tokens": request.max_tokens,
-        "messages": messages,
-    }
-    if system:
-        params["system"] = system
-    if request.tools:
-        params["tools"] = [_tool_param(t) for t in request.tools]
-        if request.tool_choice == "any":
-            params["tool_choice"] = {"type": "any"}
-    return params
-
-
-def _cache_control(request: ChatRequest) -> CacheControlParam:
-    if request.cache_ttl is None:
-        return {"type": "ephemeral"}
-    return {"type": "ephemeral", "ttl": request.cache_ttl}
-
-
-def _is_empty_text(block: object) -> bool:
-    # The API rejects empty text blocks; an empty one carries nothing anyway.
-    return isinstance(block, TextBlock) and not block.text
-
-
-def _content_param(block: TextBlock | ToolCall | ToolResultBlock) -> ContentParam:
-    if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text}
-    if isinstance(block, ToolCall):
-        arguments = dict(block.arguments)
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": arguments}
-    result: ContentParam = {
-        "type": "tool_result",
-        "tool_use_id": block.tool_call_id,
-        "content": block.content,
-    }
-    if block.is_error:
-        result["is_error"] = True
-    return result
-
-
-def _tool_param(spec: ToolSpec) -> dict[str, Any]:
-    schema = dict(spec.input_schema)  # orjson encodes dicts, not other Mappings
-    return {"name": spec.name, "description": spec.description, "input_schema": schema}
-
-
 def _attempt_timeout(deadline: float | None) -> httpx2.Timeout:
     total = constants.PROVIDER_DEFAULT_TIMEOUT_S
     if deadline is not None:
         total = max(constants.MIN_CALL_TIMEOUT_S, deadline - time.monotonic())
     return httpx2.Timeout(total, connect=min(constants.PROVIDER_CONNECT_TIMEOUT_S, total))
-
-
-def _parse_message(message: Mapping[str, Any], model: str, base_url: str) -> ChatResponse:
-    content = message.get("content")
-    usage = message.get("usage")
-    if not isinstance(content, list) or not isinstance(usage, dict):
-        raise ProviderBadResponse(
-            f"anthropic at {base_url} answered without content or usage (is the base URL right?)"
-        )
-    blocks: list[TextBlock | ToolCall] = []
-    for item in content:
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type")
-        if kind == "text" and isinstance(item.get("text"), str):
-            blocks.append(TextBlock(item["text"]))
-        elif kind == "tool_use" and isinstance(item.get("id"), str):
-            arguments = item.get("input")
-            name = item.get("name")
-            blocks.append(
-                ToolCall(
-                    item["id"],
-                    name if isinstance(name, str) else "",
-                    arguments if isinstance(arguments, dict) else {},
-                )
-            )
-    raw_stop = message.get("stop_reason")
-    stop: StopReason = _STOP_REASONS.get(str(raw_stop), "other")
-    if stop != "tool_use" and any(isinstance(b, ToolCall) for b in blocks):
-        stop = "tool_use"
-    return ChatResponse(
-        blocks=tuple(blocks),
-        stop_reason=stop,
-        usage=_usage(usage),
-        model=str(message.get("model") or model),
-        raw_stop_reason=None if raw_stop is None else str(raw_stop),
-    )
-
-
-def _usage(usage: Mapping[str, object]) -> Usage:
-    def count(field: str) -> int:
-        value = usage.get(field)
-        return value if isinstance(value, int) else 0
-
-    write = count("cache_creation_input_tokens")
-    read = count("cache_read_input_tokens")
-    return Usage(
-        input_tokens=count("input_tokens") + write + read,
-        output_tokens=count("output_tokens"),
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-    )
 
 
 def _normalise_base_url(base_url: str) -> str:
