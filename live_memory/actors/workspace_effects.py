@@ -150,6 +150,7 @@ class EffectRunner:
                 WorkspaceCounters.from_state(counters if isinstance(counters, dict) else {}),
                 int(str(body.get("version", 0))),
             )
+            self.state.restore_fresh(body)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             logger.warning("snapshot of %s is malformed (%s); starting empty", self.root, exc)
             self.store.quarantine(self.path, repr(exc))

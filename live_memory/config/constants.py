@@ -139,6 +139,9 @@ CITED_ANSWERS_MAX: Final = 256  # answers remembered per workspace, the oldest f
 CITED_PATHS_PER_ANSWER: Final = 32
 CITED_ANSWER_LABEL_CHARS: Final = 80  # an answer is named by its question, cut to this
 CITED_ANSWERS_PER_NOTE: Final = 5  # answers named per changed path; the rest are counted
+# The most recent answers whose links the snapshot keeps, so a restart or passivation still
+# names them when a file they cited changes (bounds the snapshot: ~128 x (80 + 32 paths)).
+CITED_ANSWERS_SNAPSHOT_MAX: Final = 128
 PENDING_NOTES_MAX: Final = 64  # delta notes waiting for the next question; the oldest dropped
 WATCH_MAX_DELAY_S: Final = 1.0  # a path written non-stop is still flushed this often
 WATCH_POLL_INTERVAL_S: Final = 1.0  # the polling fallback's scan interval

@@ -5,7 +5,9 @@ cites. When one of those files moves on (new bytes, stale, deleted), `changed` r
 line for the next observation delta naming those answers (by their question) as possibly out
 of date, and forgets the links (one note per answer and change; a later answer that reads the
 file again is linked anew). Bounded: the most recent `max_answers` answers, `max_paths` paths
-each; a lookup costs the answers linked to that one path.
+each; a lookup costs the answers linked to that one path. The most recent
+`CITED_ANSWERS_SNAPSHOT_MAX` answers go into the snapshot (`to_state` / `restore`), so the links
+survive a restart or a passivation.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import itertools
 import re
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from live_memory.config import constants as C
 
@@ -107,6 +110,22 @@ class Citations:
         self.answers.clear()
         self.by_path.clear()
 
+    def to_state(self, limit: int = C.CITED_ANSWERS_SNAPSHOT_MAX) -> list[list[object]]:
+        """The most recent `limit` answers as `[label, [path, ...]]`, oldest first."""
+        kept = list(self.answers.values())[-limit:] if limit > 0 else []
+        return [[answer.label, list(answer.paths)] for answer in kept]
+
+    def restore(self, state: object, limit: int = C.CITED_ANSWERS_SNAPSHOT_MAX) -> None:
+        """Links from a snapshot's `to_state`; whatever is malformed is skipped, and every cap
+        holds again (the label length, paths per answer, answers kept)."""
+        self.clear()
+        if not isinstance(state, list):
+            return
+        for item in state[-limit:] if limit > 0 else []:
+            label, paths = _entry(item)
+            if label is not None:
+                self.record(label, paths)
+
     def _forget(self, answer_id: int) -> None:
         answer = self.answers.pop(answer_id)
         for path in answer.paths:
@@ -121,3 +140,12 @@ class Citations:
         if len(flat) <= self.label_chars:
             return flat.replace('"', "'")
         return flat[: self.label_chars - 1].replace('"', "'") + "…"
+
+
+def _entry(item: Any) -> tuple[str | None, list[str]]:
+    if not isinstance(item, list) or len(item) != 2:
+        return None, []
+    label, paths = item
+    if not isinstance(label, str) or not isinstance(paths, list):
+        return None, []
+    return label, [p for p in paths if isinstance(p, str) and p]

@@ -112,10 +112,11 @@ class Durability(FreshnessEvents):
         return self.generation > self.saved
 
     def snapshot(self) -> dict[str, object]:
-        return window_to_state(self.window) | {
-            "counters": self.counters.to_state(),
-            "version": self.version,
-        }
+        return (
+            window_to_state(self.window)
+            | {"counters": self.counters.to_state(), "version": self.version}
+            | self._fresh_state()
+        )
 
     def _changed(self, now: float) -> None:
         self.generation += 1

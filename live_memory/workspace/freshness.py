@@ -10,7 +10,7 @@ the next delta (`Citations`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from live_memory.memory import FileContext, Ingestor, Reread, Window, apply_reread
 from live_memory.workspace.citations import Citations, Note, cited_paths
@@ -132,6 +132,22 @@ class FreshnessEvents:
             "answers_tracked": len(self.citations.answers),
             "answer_notes": self.citations.notes,
         }
+
+    def _fresh_state(self) -> dict[str, object]:
+        """The snapshot's part: the answers' links (bounded), so they survive a restart."""
+        return {"citations": self.citations.to_state()}
+
+    def restore_fresh(self, body: Mapping[str, object]) -> None:
+        """The links of a snapshot's `_fresh_state` (absent in older snapshots: none), after
+        `restore`. A cited file the snapshot held but the restored window dropped (it changed
+        or went away while the server was down) is named at once."""
+        self.citations.restore(body.get("citations"))
+        files = body.get("files")
+        held = files if isinstance(files, list) else []
+        for item in held:
+            path = item.get("path") if isinstance(item, dict) else None
+            if isinstance(path, str) and path not in self.window.files and path in self.citations:
+                self._note(self.citations.changed(path))
 
     def _wipe_fresh(self) -> None:
         self.rereads.clear()

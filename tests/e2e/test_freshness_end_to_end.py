@@ -88,3 +88,45 @@ def test_an_external_edit_of_a_held_file_is_in_the_next_prompt_without_a_tool_ca
     assert "src/big.py — CHANGED" in added  # over the cap: flagged, not held
     assert f'src/app.py changed after you answered "{QUESTION}"' in added
     assert stats["file_contexts"]["stale"] == 1 and stats["freshness"]["answer_notes"] >= 1
+
+
+def test_answers_citing_a_file_are_named_after_a_restart(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    """The answer -> paths links live in the snapshot: after the server restarts, a file the
+    earlier answer cited that changed while it was down is named at once, and one that changes
+    after the restart (the FileChanged hook) is named too."""
+    fake.script(
+        Text("answer() in src/app.py returns 42; shout() is in src/util/strings.py."),
+        Text("Re-checked."),
+    )
+    env = provider_env(fake, "anthropic")
+    with AppServer(tmp_path / "data", env) as server:
+        assert server.request("POST", "/clear", json={"cwd": str(repo)}).status_code == 200
+        held = [
+            {"path": p, "kind": "read", "content": (repo / p).read_text()}
+            for p in ("src/app.py", "src/util/strings.py")
+        ]
+        reply = server.request("POST", "/notify", json={"cwd": str(repo), "events": held})
+        assert reply.json() == {"accepted": 2, "ignored": 0}
+        is_error, first = call_tool(
+            server.url, "ask_live_memory", {"question": QUESTION, "cwd": str(repo)}
+        )
+        assert not is_error, first
+        tracked = _freshness(server, repo)["answers_tracked"]
+        assert tracked == 1
+    (repo / "src/util/strings.py").write_text("def shout(text):\n    return text + '!'\n")
+    with AppServer(tmp_path / "data", env) as server:  # restarted from its snapshot
+        assert _freshness(server, repo)["answers_tracked"] == 1
+        (repo / "src/app.py").write_text("def answer():\n    return 43\n")
+        hook = server.request("POST", "/notify", json=_file_changed(repo, "src/app.py"))
+        assert hook.status_code == 200 and hook.json()["accepted"] == 1, hook.text
+        is_error, second = call_tool(
+            server.url, "ask_live_memory", {"question": "And now?", "cwd": str(repo)}
+        )
+        assert not is_error, second
+        fresh = _freshness(server, repo)
+    prompt = json.dumps(_strip(fake.requests[-1].body)["messages"], ensure_ascii=False)
+    for path in ("src/util/strings.py", "src/app.py"):
+        assert f'{path} changed after you answered \\"{QUESTION}\\"' in prompt, path
+    assert fresh["answer_notes"] == 2

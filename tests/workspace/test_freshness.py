@@ -218,6 +218,25 @@ def test_citations_are_bounded_and_forget_the_oldest_answer() -> None:
     assert "b.py" not in citations and "c.py" not in citations
 
 
+def test_citations_round_trip_the_snapshot_bounded_and_skip_what_is_malformed() -> None:
+    citations = Citations()
+    for i in range(5):
+        citations.record(f"question {i}", [f"f{i}.py", "shared.py"])
+    state = citations.to_state(limit=3)  # the snapshot keeps the most recent answers
+    assert [label for label, _ in state] == ["question 2", "question 3", "question 4"]
+    again = Citations(max_paths=1, label_chars=8)
+    again.restore([*state, "junk", [1, ["x.py"]], ["no paths", "x.py"], ["", []]], limit=10)
+    assert [a.label for a in again.answers.values()] == ["questio…", "questio…", "questio…"]
+    assert all(len(a.paths) == 1 for a in again.answers.values())  # the caps hold again
+    note = again.changed("f4.py")
+    assert note is not None and "questio…" in note and "shared.py" not in again
+    again.restore({"not": "a list"})
+    assert again.answers == {} and again.by_path == {}
+    restored = Citations()
+    restored.restore(citations.to_state())
+    assert restored.to_state() == citations.to_state()
+
+
 def test_apply_reread_of_a_file_shed_meanwhile_does_not_hold_it_again() -> None:
     window = Window(root="/r")
     window.observe("a.py", "A = 1\n", _sha("A = 1\n"), 6)
