@@ -109,3 +109,44 @@ def test_cold_first_question_covered_by_the_index_needs_no_re_ask(
         assert response.status_code == 200, response.text
         assert len(fake.requests) == 5
         assert "src/util/strings.py:6 [function] whisper" in json.dumps(fake.requests[4].body)
+
+
+def test_the_os_watcher_alone_keeps_the_index_current(fake: FakeProvider, tmp_path: Path) -> None:
+    """Watcher mode, no hooks and no /notify: files edited, added and removed on disk reach the
+    index through the OS watcher, and the model's find_symbol / outline see the new code."""
+    repo = make_repo(tmp_path / "repo", FILES)
+    env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_WATCHER": "os"}
+    with AppServer(tmp_path / "data", env) as server:
+        ensure_workspace(server.url, repo)
+        coverage = _index_complete(server, repo)
+        assert coverage["files_total"] == 3
+        (repo / "web/api.ts").write_text(
+            "export function fetchUser(id: string): Promise<string> { return get(id); }\n"
+            "\n"
+            "export function deleteUser(id: string): Promise<void> { return del(id); }\n"
+        )
+        (repo / "src/util/strings.py").write_text("\n\ndef yell(text):\n    return text.upper()\n")
+        (repo / "src/extra.py").write_text("class Registry:\n    def register(self): pass\n")
+        _until(
+            server,
+            repo,
+            lambda index: index["files_indexed"] == 4 and index["definitions"] == 6,
+        )
+        fake.script(
+            ToolUse("find_symbol", {"name": "deleteUser"}),
+            ToolUse("outline", {"path": "web/api.ts"}),
+            ToolUse("find_symbol", {"name": "shout"}),
+            ToolUse("find_symbol", {"name": "register"}),
+            ToolUse("outline", {"path": "src/util/strings.py"}),
+            Text("deleteUser is at web/api.ts:3."),
+        )
+        response = server.request(
+            "POST", "/api/ask", json={"question": "What changed in the API?", "cwd": str(repo)}
+        )
+        assert response.status_code == 200, response.text
+    results = [json.dumps(r.body["messages"][-1]) for r in fake.requests[1:6]]
+    assert "web/api.ts:3 [function] deleteUser" in results[0]
+    assert "3 [function] deleteUser" in results[1] and "1 [function] fetchUser" in results[1]
+    assert "shout" in results[2] and "src/util/strings.py" not in results[2]  # renamed away
+    assert "src/extra.py:2 [method] Registry.register" in results[3]
+    assert "3 [function] yell" in results[4] and "shout" not in results[4]
