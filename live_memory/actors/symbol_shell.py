@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from live_memory.agent import CoreMap, Retriever, Services, SymbolRetriever
+from live_memory.agent import CoreMap, Retriever, Services, SymbolRetriever, has_core_map
 from live_memory.config import constants as C
 from live_memory.index import WorkspaceIndex, render_core_map
 from live_memory.workspace import FileEvent
 
 __all__ = [
     "core_map_of",
+    "index_covers",
     "index_events",
     "index_paths",
     "open_index",
@@ -75,3 +76,12 @@ def core_map_of(index: WorkspaceIndex | None, *, first: bool = False) -> CoreMap
 
 def retrievers_of(index: WorkspaceIndex | None) -> tuple[Retriever, ...]:
     return (SymbolRetriever(index),) if index is not None else ()
+
+
+def index_covers(index: WorkspaceIndex | None, tree: str, *, map_partial: bool) -> bool:
+    """Whether the structural index grounds the workspace, so the cold guard stays quiet: the
+    index's first pass over the workspace had completed when the core map now in `tree` (the
+    stable prefix) was rendered, and that map is there, so the index parsed source files
+    with definitions. A docs-only workspace (no core map), an index still indexing, or no
+    index at all leave the memory cold until content is held."""
+    return index is not None and index.complete and not map_partial and has_core_map(tree)

@@ -21,7 +21,7 @@ from live_memory.actors.fork import ForkActor
 from live_memory.actors.message import Ask, Cancel, RequestPassivation, Route, StartFork
 from live_memory.actors.rereader import start_rereads
 from live_memory.actors.runtime import ActorDeadError, ActorInfo, ActorRef, ActorSystem
-from live_memory.actors.symbol_shell import core_map_of, open_index, retrievers_of
+from live_memory.actors.symbol_shell import core_map_of, index_covers, open_index, retrievers_of
 from live_memory.agent import (
     QuestionJob,
     Services,
@@ -285,6 +285,9 @@ class EffectRunner:
                 *fact_retrievers(self.services, spec.window),
             ),
             core_map=core_map_of(self.symbols),
+            index_grounded=index_covers(
+                self.symbols, spec.window.tree, map_partial=self.map_partial
+            ),
         )
         ref = self.system.start(
             ForkActor,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from live_memory.agent.compactor import CoreMap, stable_tree, tree_chars
+from live_memory.agent.compactor import CoreMap, has_core_map, stable_tree, tree_chars
 from live_memory.agent.endpoint_speed import Budget, SpeedBoard, SpeedSnapshot, question_budget
 from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.question import (
@@ -52,6 +52,7 @@ __all__ = [
     "build_services",
     "clamp_answer_tokens",
     "fact_retrievers",
+    "has_core_map",
     "known_facts",
     "question_budget",
     "resident_chars",

@@ -31,7 +31,14 @@ from live_memory.memory import (
 from live_memory.providers import Usage
 from live_memory.tools import build_directory_tree
 
-__all__ = ["CompactionReport", "CoreMap", "compact_window", "stable_tree", "tree_chars"]
+__all__ = [
+    "CompactionReport",
+    "CoreMap",
+    "compact_window",
+    "has_core_map",
+    "stable_tree",
+    "tree_chars",
+]
 
 CoreMap = Callable[[int], str]
 """Renders the workspace's core map within a number of characters ("" when there is none)."""
@@ -68,6 +75,11 @@ def stable_tree(root: Path, services: Services, core_map: CoreMap | None = None)
     tree = build_directory_tree(root, tree_chars(services))
     text = core_map(core_map_chars(services)) if core_map is not None else ""
     return f"{tree}\n\n{CORE_MAP_HEADING}\n{text}" if text else tree
+
+
+def has_core_map(tree: str) -> bool:
+    """Whether a stable tree (as `stable_tree` built it) carries the core map."""
+    return f"\n\n{CORE_MAP_HEADING}\n" in tree
 
 
 async def _fold(

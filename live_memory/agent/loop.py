@@ -53,8 +53,9 @@ class LoopLimits:
     tool_result_token_budget: int = C.QUESTION_TOOL_RESULT_TOKEN_BUDGET
     cold_guard: bool = True
     grounded: bool = False
-    """The retrieval delta already names where the question's subject is defined (the
-    symbol index covers it): the memory is not cold for this question."""
+    """The structural index grounds this question: its core map of the whole workspace is
+    in the stable prefix, or the retrieval delta names where the question's subject is
+    defined. The memory is not cold for it."""
     cache_ttl: CacheTtl | None = None
     cache_min_tokens: int = 0
     forced_tool: ForcedTool | None = None

@@ -48,6 +48,9 @@ class QuestionJob:
     """Asked once before the first model call; their lines become the retrieval delta."""
     core_map: CoreMap | None = None
     """Rendered after the directory tree when a compaction rebuilds the stable prefix."""
+    index_grounded: bool = False
+    """The structural index covers the workspace and its core map is in the window's stable
+    prefix (see `index_covers`): the memory is not cold, whatever the question names."""
 
 
 @dataclass(slots=True)
@@ -96,7 +99,7 @@ async def answer_question(
         tool_result_token_budget=services.tool_budget_tokens,
         cache_ttl=job.cache_ttl,
         cache_min_tokens=job.cache_min_tokens,
-        grounded=retrieval.grounds,
+        grounded=retrieval.grounds or job.index_grounded,
     )
 
     async def attempt() -> LoopResult:

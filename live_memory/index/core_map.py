@@ -34,7 +34,11 @@ def render_core_map(store: SymbolStore, max_chars: int) -> str:
     if max_chars <= 0:
         return ""
     ranked = store.most_referenced(C.CORE_MAP_CANDIDATES)
-    if not ranked:  # nothing referenced across files: the directory tree says it all
+    if not ranked:
+        # Nothing is referenced from another file (a small or new repository): its
+        # definitions themselves are the map, so even a tiny workspace starts grounded.
+        ranked = [(row, 0) for row in store.definitions(C.CORE_MAP_CANDIDATES)]
+    if not ranked:  # no definitions at all (docs only): the directory tree says it all
         return ""
     structure = _structure(store)
     ranked.sort(
@@ -57,7 +61,7 @@ def render_core_map(store: SymbolStore, max_chars: int) -> str:
     chosen.sort(key=lambda r: (r.path, r.line))
     lines = [head] if head else []
     if chosen:
-        lines.append("Most-referenced definitions (path:line [kind] name: signature):")
+        lines.append("Definitions (path:line [kind] name: signature):")
         lines += [symbol_line(row, doc=False) for row in chosen]
     return redact_secrets("\n".join(lines))[0][:max_chars]
 

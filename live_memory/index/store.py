@@ -221,6 +221,17 @@ class SymbolStore(SqliteStore):
                         out.append((SymbolRow(*row), int(files)))
         return out
 
+    def definitions(self, limit: int) -> list[SymbolRow]:
+        """Up to `limit` definitions by path and line (a core map for a repository where no
+        definition is referenced from another file)."""
+        with self._read() as db:
+            rows = db.execute(
+                "SELECT path, name, qualified, kind, line, signature, doc FROM defs "
+                "ORDER BY path, line LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [SymbolRow(*r) for r in rows]
+
     def languages(self) -> dict[str, int]:
         with self._read() as db:
             rows = db.execute(

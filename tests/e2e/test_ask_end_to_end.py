@@ -12,6 +12,7 @@ from tests.e2e.conftest import provider_env
 from tests.support.app_server import AppServer
 from tests.support.fakes import Error, FakeProvider, Text, ToolUse
 from tests.support.mcp_client import call_tool, list_tools
+from tests.support.repo import make_repo
 
 pytestmark = pytest.mark.e2e
 
@@ -144,8 +145,10 @@ def test_without_a_provider_the_server_starts_and_questions_name_the_variable(
 
 
 def test_provider_failure_is_a_clear_tool_error_and_the_workspace_stays_usable(
-    fake: FakeProvider, repo: Path, tmp_path: Path
+    fake: FakeProvider, tmp_path: Path
 ) -> None:
+    # Docs only: the structural index has no code to ground it, so the memory stays cold.
+    repo = make_repo(tmp_path / "docs", {"README.md": "# demo\n"})
     fake.script(*[Error(500, "api_error", "boom")] * 4)
     with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         is_error, text = call_tool(

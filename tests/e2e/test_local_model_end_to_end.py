@@ -54,6 +54,9 @@ def server(local: FakeLocalServer, tmp_path_factory: pytest.TempPathFactory) -> 
         "OPENAI_BASE_URL": local.openai_base_url,
         "LIVE_MEMORY_MODEL": "qwen2.5-coder-1.5b",
         "LIVE_MEMORY_MAX_CONTEXT_TOKENS": "32768",
+        # Fault 1 is the cold guard on a new workspace; a structural index covering the
+        # repository would ground it (no guard), so these workspaces have none.
+        "LIVE_MEMORY_SYMBOL_INDEX": "false",
     }
     with AppServer(tmp_path_factory.mktemp("data"), env) as app:
         yield app

@@ -1,5 +1,6 @@
-"""The structural index over MCP: a cold workspace whose question the index covers is answered
-on the first model call (no forced re-ask), and its first prompt already names path:line."""
+"""The structural index over MCP: a new workspace the index covers starts grounded (its first
+question costs one model call, no forced re-ask; the core map is in the stable prefix), a
+definition it names comes with path:line, and a docs-only workspace stays cold."""
 
 from __future__ import annotations
 
@@ -49,45 +50,62 @@ def _index_complete(server: AppServer, repo: Path) -> dict[str, object]:
     return _until(server, repo, lambda index: bool(index["complete"]))
 
 
-def test_cold_first_question_covered_by_the_index_needs_no_re_ask(
+def test_an_indexed_workspace_starts_grounded_and_a_docs_only_one_stays_cold(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
     repo = make_repo(tmp_path / "repo", FILES)
+    docs = make_repo(tmp_path / "docs", {"README.md": "# notes\n", "docs/guide.md": "# Guide\n"})
     with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
         ensure_workspace(server.url, repo)
         coverage = _index_complete(server, repo)
         assert coverage["files_indexed"] == coverage["files_total"] == 3
         assert coverage["languages"] == {"python": 2, "typescript": 1}
 
-        fake.script(Text("shout is defined at src/util/strings.py:1."))
+        # Nothing held yet, and the question names no symbol: the core map of the whole
+        # workspace (in the stable prefix) grounds it, so ONE model call, no forced re-ask.
+        fake.script(Text("app.py calls shout from src/util/strings.py:1."))
         is_error, text = call_tool(
             server.url,
             "ask_live_memory",
-            {"question": "Where is shout defined?", "cwd": str(repo)},
+            {"question": "How do the pieces fit?", "cwd": str(repo)},
         )
         assert not is_error, text
-        assert text.startswith("shout is defined at src/util/strings.py:1.")
+        assert text.startswith("app.py calls shout from src/util/strings.py:1.")
         assert "tool_calls=0" in text
-        assert len(fake.requests) == 1  # no forced re-ask: the index grounded the question
-        first = json.dumps(fake.requests[0].body)
-        assert "src/util/strings.py:1 [function] shout: def shout(text)" in first
+        assert len(fake.requests) == 1
+        system = json.dumps(fake.requests[0].body["system"])
+        assert "## Core map of the code" in system
+        assert "src/util/strings.py:1 [function] shout: def shout(text)" in system
         tools = {t["name"] for t in fake.requests[0].body["tools"]}
         assert {"find_symbol", "outline"} <= tools
 
-        # A question the index does not cover is still cold: rejected once, then grounded.
+        # A definition the core map leaves out comes as the question's retrieval delta, and
+        # find_symbol works as a model tool.
         fake.script(
-            Text("guess"),
-            ToolUse("find_symbol", {"name": "fetchUser"}),
-            Text("fetchUser is in web/api.ts:1"),
+            ToolUse("find_symbol", {"name": "fetchUser"}), Text("fetchUser is in web/api.ts:1")
         )
         response = server.request(
-            "POST", "/api/ask", json={"question": "how do the pieces fit?", "cwd": str(repo)}
+            "POST", "/api/ask", json={"question": "Where is fetchUser defined?", "cwd": str(repo)}
         )
         assert response.status_code == 200, response.text
         assert response.json()["answer"] == "fetchUser is in web/api.ts:1"
-        assert len(fake.requests) == 4
+        assert len(fake.requests) == 3
+        assert "web/api.ts:1 [function] fetchUser" in json.dumps(fake.requests[1].body)
         tool_result = json.dumps(fake.requests[-1].body["messages"][-1])
         assert "web/api.ts:1 [function] fetchUser" in tool_result
+
+        # A workspace the index does not cover (docs only: no core map) is still cold: the
+        # ungrounded first answer is rejected once, then grounded by a tool.
+        ensure_workspace(server.url, docs)
+        assert _index_complete(server, docs)["files_indexed"] == 0
+        fake.script(Text("guess"), ToolUse("Read", {"file_path": "README.md"}), Text("notes"))
+        response = server.request(
+            "POST", "/api/ask", json={"question": "What is this?", "cwd": str(docs)}
+        )
+        assert response.status_code == 200, response.text
+        assert response.json()["answer"] == "notes"
+        assert len(fake.requests) == 6
+        assert "Core map" not in json.dumps(fake.requests[3].body["system"])
 
         # Teed content (/notify) updates the index incrementally: a new definition is found.
         grown = FILES["src/util/strings.py"] + "\n\ndef whisper(text):\n    return text.lower()\n"
@@ -107,8 +125,8 @@ def test_cold_first_question_covered_by_the_index_needs_no_re_ask(
             "POST", "/api/ask", json={"question": "Where is whisper defined?", "cwd": str(repo)}
         )
         assert response.status_code == 200, response.text
-        assert len(fake.requests) == 5
-        assert "src/util/strings.py:6 [function] whisper" in json.dumps(fake.requests[4].body)
+        assert len(fake.requests) == 7
+        assert "src/util/strings.py:6 [function] whisper" in json.dumps(fake.requests[6].body)
 
 
 def test_the_os_watcher_alone_keeps_the_index_current(fake: FakeProvider, tmp_path: Path) -> None:
