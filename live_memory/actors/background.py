@@ -15,9 +15,11 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Protocol
 
+from live_memory.actors import fact_import
 from live_memory.actors.message import (
     DescribeMemory,
     ExportLedger,
+    FactsMerged,
     ImportFacts,
     KeepWarmTick,
     PingDone,
@@ -213,32 +215,6 @@ def export_facts(host: BackgroundHost, message: ExportLedger) -> None:
     )
 
 
-def import_facts(host: BackgroundHost, message: ImportFacts) -> None:
-    stored = store_learnt(host.services, host.root, list(message.facts))
-    added, effects = host.state.learn(list(message.facts), time.monotonic())
-    host.run(effects)
-    held, cap = len(host.state.window.ledger), host.services.settings.max_ledger_facts
-    reply: dict[str, object] = {"added": added, "ledger_facts": held}
-    if stored is not None:
-        reply["stored"] = {
-            "added": stored.added,
-            "confirmed": stored.confirmed,
-            "superseded": stored.superseded,
-            "evicted": stored.evicted,
-        }
-    if held >= cap:
-        reply["ledger_full"] = (
-            f"the ledger holds LIVE_MEMORY_MAX_LEDGER_FACTS ({cap}) facts; facts past it "
-            "were not added to it"
-            + (
-                " but are kept in the fact store and retrieved when a question names them"
-                if stored is not None
-                else " (export, prune and re-import, or raise the limit)"
-            )
-        )
-    resolve(message.reply, reply)
-
-
 def describe(host: BackgroundHost, message: DescribeMemory) -> None:
     window, counters = host.state.window, host.state.counters
     facts = known_facts(host.services, host.root, host.state.window.ledger)
@@ -284,7 +260,9 @@ def background_message(host: BackgroundHost, message: Any) -> bool:
         case ExportLedger():
             export_facts(host, message)
         case ImportFacts():
-            import_facts(host, message)
+            fact_import.start_import(host, message)
+        case FactsMerged():
+            fact_import.facts_merged(host, message)
         case DescribeMemory():
             describe(host, message)
         case _:

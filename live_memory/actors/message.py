@@ -23,6 +23,7 @@ __all__ = [
     "DrainTranscripts",
     "EventKind",
     "ExportLedger",
+    "FactsMerged",
     "FileEvent",
     "ForkFailed",
     "GetStats",
@@ -263,6 +264,19 @@ class ExportLedger:
 class ImportFacts:
     facts: tuple[Any, ...]
     """LedgerFact records."""
+    reply: Promise[dict[str, object]]
+
+
+@dataclass(frozen=True, slots=True)
+class FactsMerged:
+    """An import's store merge finished off the actor; the window learns the facts now."""
+
+    facts: tuple[Any, ...]
+    """LedgerFact records."""
+    stored: Any
+    """The store's MergeReport, or None (no store, or it failed)."""
+    wiped_at_version: int
+    """The state's wipe marker when the merge started: a wipe since drops the import."""
     reply: Promise[dict[str, object]]
 
 

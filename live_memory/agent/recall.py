@@ -27,6 +27,7 @@ __all__ = [
     "STALE_MARK",
     "FactRetriever",
     "fact_retrievers",
+    "forget_facts",
     "is_possibly_stale",
     "known_facts",
     "resident_chars",
@@ -140,20 +141,37 @@ class FactRetriever:
         )
 
 
-def store_learnt(services: Services, root: str, facts: list[LedgerFact]) -> MergeReport | None:
+def store_learnt(
+    services: Services, root: str, facts: list[LedgerFact], *, chunk: int | None = None
+) -> MergeReport | None:
     """Learnt facts (imports, transcripts, a restored snapshot's ledger) into the durable
     store (blocking, one short transaction): the window's ledger is bounded, the store is
     where they are kept and retrieved from. Merging is idempotent (a stored fact is
     confirmed, not counted again), so a snapshot written before the store existed is
-    migrated and a later one only re-confirms. None without a store or when it fails."""
+    migrated and a later one only re-confirms. None without a store or when it fails.
+    With `chunk`, in transactions of that many facts (`FactStore.merge_in_chunks`)."""
     store = services.stores.facts
     if store is None or not facts:
         return None
     try:
-        return store.merge(root, facts)
+        return (
+            store.merge(root, facts) if chunk is None else store.merge_in_chunks(root, facts, chunk)
+        )
     except KnowledgeError:
         logger.exception("fact store: learnt facts of %s not stored", root)
         return None
+
+
+def forget_facts(services: Services, root: str, ids: Sequence[int]) -> int:
+    """Delete stored facts by id (an import a wipe overtook); 0 without a store or on failure."""
+    store = services.stores.facts
+    if store is None or not ids:
+        return 0
+    try:
+        return store.forget(root, ids)
+    except KnowledgeError:
+        logger.exception("fact store: facts of %s not forgotten", root)
+        return 0
 
 
 def known_facts(services: Services, root: str, ledger: Sequence[LedgerFact]) -> list[LedgerFact]:

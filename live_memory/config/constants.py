@@ -42,6 +42,8 @@ MIN_ANSWER_TOKENS: Final = 64
 MAX_ANSWER_TOKENS_CAP: Final = 16_384
 DEFAULT_MAX_ANSWER_TOKENS: Final = 2048
 EDGE_REPLY_TIMEOUT_S: Final = 5.0  # quick actor replies (stats, notify, resolve)
+# An import's reply waits for its store merge (up to MAX_IMPORT_FACTS facts, off the actor).
+IMPORT_REPLY_TIMEOUT_S: Final = 120.0
 EDGE_HANDLE_CACHE_SIZE: Final = 4096  # cwd -> workspace actor handles the edge remembers
 RESOLVE_CACHE_SIZE: Final = 4096  # cwd -> workspace root resolutions the gateway remembers
 
@@ -314,6 +316,9 @@ USAGE_FILE_NAME: Final = "usage.sqlite3"  # in the data dir
 FACT_STORE_FILE_NAME: Final = "facts.sqlite3"  # in the data dir: every workspace's facts
 MAX_STORED_FACTS: Final = 50_000  # facts one workspace's store keeps; GC past it (fact_merge)
 FACT_RETIRE_AFTER_S: Final = 30 * 86_400.0  # superseded/demoted this long: collected anyway
+# An import's store merge runs off the workspace actor, in transactions of this many facts: the
+# store's lock is released between them, so a question's search or a wipe waits one chunk.
+FACT_MERGE_CHUNK_FACTS: Final = 200
 RESIDENT_FACTS_SHARE: Final = 0.08  # of the window: the frozen block's most-used facts
 RECALL_MAX_FACTS: Final = 12  # facts one question's retrieval delta appends at most
 RECALL_QUERY_DEADLINE_S: Final = 0.25  # a store search past this returns nothing

@@ -150,7 +150,9 @@ class LiveMemoryService(ServerSide):
 
     async def import_facts(self, body: object) -> dict[str, object]:
         cwd, facts = import_body(body, self.settings.max_import_facts)
-        return await self._call(cwd, lambda r: ImportFacts(facts, r))
+        return await self._call(
+            cwd, lambda r: ImportFacts(facts, r), timeout_s=C.IMPORT_REPLY_TIMEOUT_S
+        )
 
     async def banner(self, cwd: object, *, summary: bool) -> dict[str, object]:
         """The session-start banner line (and, when asked, a short memory summary)."""

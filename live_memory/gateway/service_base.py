@@ -118,11 +118,16 @@ class ServiceBase:
 
     # --- workspace requests --------------------------------------------------------------
     async def _call(
-        self, cwd: object, make: Callable[[Future[T]], Any], *, activate: bool = True
+        self,
+        cwd: object,
+        make: Callable[[Future[T]], Any],
+        *,
+        activate: bool = True,
+        timeout_s: float | None = None,
     ) -> T:
         reply: Future[T] = Future()
         self._send(ask_arguments.cwd(cwd), make(reply), activate=activate)
-        return await wait_reply(reply, self.reply_timeout_s)
+        return await wait_reply(reply, max(timeout_s or 0.0, self.reply_timeout_s))
 
     def _send(self, cwd: str, message: Any, *, activate: bool = True) -> None:
         """Tell the workspace for `cwd`: directly on a remembered handle, else through the

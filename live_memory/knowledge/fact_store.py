@@ -108,6 +108,36 @@ class FactStore(FactQueries):
             report.evicted = self._collect(db, root, now)
         return report
 
+    def merge_in_chunks(self, root: str, facts: Sequence[LedgerFact], chunk: int) -> MergeReport:
+        """`merge` in transactions of `chunk` facts: the store's lock is released between
+        them, so another thread's search or wipe waits one chunk, not the whole batch.
+        Merging is idempotent, so a batch cut short by a failure is completed by a retry."""
+        total = MergeReport()
+        for start in range(0, len(facts), max(1, chunk)):
+            part = self.merge(root, facts[start : start + max(1, chunk)])
+            total.added += part.added
+            total.confirmed += part.confirmed
+            total.superseded += part.superseded
+            total.evicted += part.evicted
+            total.new_ids.extend(part.new_ids)
+        return total
+
+    def forget(self, root: str, ids: Iterable[int]) -> int:
+        """Delete the facts `ids` of `root` (an import a wipe overtook); returns how many."""
+        with self._transaction() as db:
+            wanted = [int(i) for i in ids]
+            found = [
+                int(r[0])
+                for start in range(0, len(wanted), 500)
+                for r in db.execute(
+                    "SELECT id FROM facts WHERE workspace = ? AND id IN "
+                    f"({','.join('?' * len(wanted[start : start + 500]))})",
+                    (root, *wanted[start : start + 500]),
+                )
+            ]
+            self._delete(db, found)
+        return len(found)
+
     def _merge_one(
         self, db: sqlite3.Connection, root: str, fact: LedgerFact, now: float, report: MergeReport
     ) -> None:

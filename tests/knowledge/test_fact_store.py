@@ -49,6 +49,21 @@ def test_two_thousand_facts_of_one_shape_are_all_kept_and_each_is_found_by_its_n
     assert store.counts(ROOT)["current"] == 2000
 
 
+def test_a_merge_in_chunks_adds_up_to_one_merge_and_forget_removes_only_its_ids(
+    store: FactStore,
+) -> None:
+    store.merge("/other", [_shape(7)])
+    report = store.merge_in_chunks(ROOT, [_shape(i) for i in range(450)], chunk=200)
+    assert (report.added, report.confirmed, len(report.new_ids)) == (450, 0, 450)
+    again = store.merge_in_chunks(ROOT, [_shape(i) for i in range(500)], chunk=200)
+    assert (again.added, again.confirmed) == (50, 450)  # idempotent across chunk borders
+    assert store.forget(ROOT, [*report.new_ids[:300], 10**9]) == 300
+    assert store.counts(ROOT)["current"] == 200
+    assert store.search(ROOT, "handle_record_0010", limit=1).facts == []  # FTS rows gone too
+    assert store.forget("/other", report.new_ids) == 0  # ids of another workspace: untouched
+    assert store.counts("/other")["current"] == 1
+
+
 def test_a_newer_fact_about_the_same_subject_supersedes_the_older(store: FactStore) -> None:
     store.merge(ROOT, [LedgerFact("MAX_RETRIES in src/config.py is 3.")])
     report = store.merge(ROOT, [LedgerFact("MAX_RETRIES in src/config.py is 5.")])
