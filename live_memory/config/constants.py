@@ -382,6 +382,10 @@ INDEX_CPU_SHARE: Final = 0.5
 # Memory: a slice's parsed rows are written and dropped before the next; SQLite's page cache is
 # capped per database (KiB, as PRAGMA cache_size takes negative numbers).
 INDEX_SQLITE_CACHE_KIB: Final = 8_192
+# Workspace indexes with an open SQLite connection at once (each costs 130-175 KB of C heap,
+# which the allocator keeps as a high-water mark); past it the least recently used is closed
+# and re-opens on its next use (index/open_stores.py).
+INDEX_OPEN_DATABASES_MAX: Final = 16
 INDEX_QUEUE_MAX: Final = 4_096  # incremental updates waiting for the index thread
 # The index database's format (PRAGMA user_version). A database of an older format is emptied
 # and rebuilt by the next pass: format 1 stores signatures and doc lines redacted.

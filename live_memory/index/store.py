@@ -7,7 +7,9 @@ repository (a file whose size, mtime and hash are unchanged is not parsed again)
 Rows are keyed by path and carry the content hash they were parsed from. `refcount` keeps, per
 name, how many files reference it, updated as files change, so ranking the core map is a
 lookup, not a scan. Bounded: at most INDEX_MAX_FILES files, and per file the capped lists of
-`extract_symbols`; SQLite's page cache is capped per connection.
+`extract_symbols`; SQLite's page cache is capped per connection, and at most
+INDEX_OPEN_DATABASES_MAX connections are open at once (`OpenStores`: the least recently used
+store is parked, and re-opens on its next use).
 
 Thread safety: the knowledge stores' SqliteStore (one connection, one lock, WAL); every call
 is short (one file's rows).
@@ -23,6 +25,7 @@ from pathlib import Path
 
 from live_memory.config import constants as C
 from live_memory.index.extract import FileSymbols
+from live_memory.index.open_stores import OpenStores
 from live_memory.knowledge import KnowledgeError, SqliteStore
 
 __all__ = ["FileStamp", "SymbolRow", "SymbolStore"]
@@ -74,11 +77,41 @@ class SymbolStore(SqliteStore):
 
     label = "symbol index"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, open_stores: OpenStores | None = None) -> None:
+        self._parked = False
+        self._open_stores = open_stores
         super().__init__(path, _SCHEMA)
-        with self._read() as db:
-            db.execute(f"PRAGMA cache_size=-{C.INDEX_SQLITE_CACHE_KIB}")
         self._upgrade()
+
+    def _open(self) -> sqlite3.Connection:
+        db = super()._open()
+        try:
+            db.execute(f"PRAGMA cache_size=-{C.INDEX_SQLITE_CACHE_KIB}")
+        except sqlite3.Error as exc:
+            db.close()
+            raise KnowledgeError(f"{self.label} {self.path} cannot be opened: {exc}") from exc
+        return db
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is None and self._parked:
+            self._db = self._open()
+            self._parked = False
+        return super()._connection()
+
+    def park(self) -> None:
+        """Close the connection until the next use (past INDEX_OPEN_DATABASES_MAX open)."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+                self._parked = True
+
+    def close(self) -> None:
+        with self._lock:
+            self._parked = False
+        super().close()
+        if self._open_stores is not None:
+            self._open_stores.forget(self)
 
     def _upgrade(self) -> None:
         """An index of an older format is emptied (the next pass rebuilds it): one written
@@ -94,9 +127,18 @@ class SymbolStore(SqliteStore):
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            if self._db is None:
-                raise KnowledgeError(f"{self.label} {self.path} is closed")
-            yield self._db
+            yield self._connection()
+        self._used()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with super()._transaction() as db:
+            yield db
+        self._used()
+
+    def _used(self) -> None:
+        if self._open_stores is not None:
+            self._open_stores.used(self)
 
     # --- writing -------------------------------------------------------------------------
     def stamps(self) -> dict[str, FileStamp]:

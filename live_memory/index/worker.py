@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from live_memory.config import constants as C
+from live_memory.index.open_stores import OpenStores
 from live_memory.index.store import SymbolStore
 from live_memory.index.workspace_index import WorkspaceIndex
 
@@ -38,6 +39,7 @@ class SymbolIndexes:
         self._dir = data_dir / "index"
         self._cpu_share = min(max(cpu_share, 0.01), 1.0)
         self._open: dict[str, WorkspaceIndex] = {}
+        self.open_stores = OpenStores(C.INDEX_OPEN_DATABASES_MAX)
         self._users: dict[str, int] = {}
         self._passes: dict[str, Iterator[None]] = {}
         self._updates: deque[tuple[WorkspaceIndex, str, bytes | None]] = deque()
@@ -60,7 +62,7 @@ class SymbolIndexes:
             index = self._open.get(key)
             if index is None:
                 name = hashlib.sha256(key.encode()).hexdigest()[:16]
-                store = SymbolStore(self._dir / f"{name}.sqlite3")
+                store = SymbolStore(self._dir / f"{name}.sqlite3", self.open_stores)
                 index = WorkspaceIndex(
                     Path(key), store, secret_patterns=secret_patterns, file_globs=file_globs
                 )

@@ -34,25 +34,39 @@ class SqliteStore:
 
     def __init__(self, path: Path, schema: str) -> None:
         self.path = path
+        self._schema = schema
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        """A new connection in WAL mode with the schema created. Raises KnowledgeError."""
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(
-                path, timeout=SQLITE_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+                self.path,
+                timeout=SQLITE_BUSY_TIMEOUT_S,
+                isolation_level=None,
+                check_same_thread=False,
             )
             try:
                 db.execute("PRAGMA journal_mode=WAL")
                 # WAL with NORMAL survives a process crash (kill -9); only an OS crash can lose
                 # the last transactions, and a lost enqueue is re-sent by the next Stop hook.
                 db.execute("PRAGMA synchronous=NORMAL")
-                db.executescript(schema)
+                db.executescript(self._schema)
             except sqlite3.Error:
                 db.close()
                 raise
         except (OSError, sqlite3.Error) as exc:
-            raise KnowledgeError(f"{self.label} {path} cannot be opened: {exc}") from exc
-        self._db = db
+            raise KnowledgeError(f"{self.label} {self.path} cannot be opened: {exc}") from exc
+        return db
+
+    def _connection(self) -> sqlite3.Connection:
+        """The open connection (call with the lock held). Raises KnowledgeError once closed."""
+        if self._db is None:
+            raise KnowledgeError(f"{self.label} {self.path} is closed")
+        return self._db
 
     def close(self) -> None:
         """Close the database; closing twice is harmless."""
@@ -71,15 +85,14 @@ class SqliteStore:
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """The connection inside BEGIN IMMEDIATE … COMMIT (ROLLBACK when the body raises)."""
         with self._lock:
-            if self._db is None:
-                raise KnowledgeError(f"{self.label} {self.path} is closed")
+            db = self._connection()
             try:
-                self._db.execute("BEGIN IMMEDIATE")
+                db.execute("BEGIN IMMEDIATE")
                 try:
-                    yield self._db
+                    yield db
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    db.execute("ROLLBACK")
                     raise
-                self._db.execute("COMMIT")
+                db.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise KnowledgeError(f"{self.label} {self.path}: {exc}") from exc

@@ -1,0 +1,56 @@
+"""How many workspace indexes hold an open SQLite connection at once.
+
+An open connection costs about 130-175 KB of C heap (SQLite's first page-cache slab of 20
+pages, its lookaside, the parsed schema, Python's statement cache), whether or not the
+workspace is ever asked about. With one per active workspace, 1,000 workspaces activated
+together held about 190 MB, and the C allocator keeps such a high-water mark after they are
+all passivated (bench/workspaces_at_scale.py: RSS +191 MB after passivation). So at most
+`limit` stores stay open; past it the least recently used one is parked (its connection
+closed) and re-opens on its next use, which costs about a millisecond.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Protocol
+
+__all__ = ["OpenStores", "Parkable"]
+
+
+class Parkable(Protocol):
+    def park(self) -> None:
+        """Close the connection until the next use."""
+
+
+class OpenStores:
+    """The least-recently-used order of the open stores. Thread-safe; `park` is called
+    with no lock of ours held, so a store may hold its own lock while it reports a use."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(limit, 1)
+        self._lock = threading.Lock()
+        self._recent: OrderedDict[Parkable, None] = OrderedDict()
+        self.parked = 0
+        """How many times a store was parked (for /stats and tests)."""
+
+    def used(self, store: Parkable) -> None:
+        """`store` was just used (and is open): park the least recently used past the cap."""
+        with self._lock:
+            self._recent[store] = None
+            self._recent.move_to_end(store)
+            victims = [self._recent.popitem(last=False)[0] for _ in range(self._excess())]
+            self.parked += len(victims)
+        for victim in victims:
+            victim.park()
+
+    def forget(self, store: Parkable) -> None:
+        """`store` was closed for good."""
+        with self._lock:
+            self._recent.pop(store, None)
+
+    def __len__(self) -> int:
+        return len(self._recent)
+
+    def _excess(self) -> int:
+        return max(len(self._recent) - self.limit, 0)
