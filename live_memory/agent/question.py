@@ -100,6 +100,7 @@ async def answer_question(
         cache_ttl=job.cache_ttl,
         cache_min_tokens=job.cache_min_tokens,
         grounded=retrieval.grounds or job.index_grounded,
+        forced_tool=services.forced_tool,  # what this endpoint was seen to do, if anything
     )
 
     async def attempt() -> LoopResult:
@@ -127,6 +128,8 @@ async def answer_question(
         retrieval = await _retrieve(job, window)  # the forced freeze dropped the delta
         result = await attempt()
 
+    if result.forced_tool_ignored:  # remembered: the next question grounds without forcing
+        await asyncio.to_thread(services.note_forced_tool_ignored)
     speed = services.speed  # learnt per endpoint: the next question's budget follows it
     for timings in result.timings:
         speed.observe_call(timings)

@@ -6,13 +6,14 @@ import logging
 from dataclasses import dataclass, field, replace
 
 from live_memory.agent.endpoint_speed import Budget, SpeedBoard, SpeedMeter, question_budget
+from live_memory.agent.grounding import ForcedTool, forced_tool_support
 from live_memory.agent.provider_factory import make_provider
 from live_memory.agent.spend import SpendGuard
 from live_memory.config import Settings
 from live_memory.config import constants as C
 from live_memory.errors import NoProviderConfigured
 from live_memory.index import SymbolIndexes
-from live_memory.knowledge import FactStore, TranscriptQueue, UsageLedger
+from live_memory.knowledge import EndpointNotes, FactStore, TranscriptQueue, UsageLedger
 from live_memory.prompt_cache import CachePolicy, cache_policy_for
 from live_memory.providers import (
     EndpointFacts,
@@ -26,9 +27,12 @@ from live_memory.providers import (
     price_for,
 )
 
-__all__ = ["Services", "Stores", "build_services", "with_endpoint"]
+__all__ = ["FORCED_TOOL_FACT", "Services", "Stores", "build_services", "with_endpoint"]
 
 logger = logging.getLogger(__name__)
+
+FORCED_TOOL_FACT = "forced_tool"
+"""The endpoint note: "ignored" once a forced tool call came back as prose."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +48,12 @@ class Stores:
     symbols: SymbolIndexes | None = None
     """The structural index of every loaded workspace (None: LIVE_MEMORY_SYMBOL_INDEX off)."""
     speeds: SpeedBoard = field(default_factory=SpeedBoard)
+    endpoints: EndpointNotes | None = None
+    """What endpoints were seen to do (a forced tool ignored), durable across restarts."""
 
     def close(self) -> None:
+        if self.endpoints is not None:
+            self.endpoints.close()
         if self.symbols is not None:
             self.symbols.close()
         self.usage.close()
@@ -96,8 +104,39 @@ class Services:
         return self.cache_policy.local
 
     @property
+    def endpoint_id(self) -> str:
+        """The endpoint's name in the speed board and the endpoint notes."""
+        return self.settings.base_url or self.settings.provider or ""
+
+    @property
     def speed(self) -> SpeedMeter:
-        return self.stores.speeds.meter(self.settings.base_url or self.settings.provider or "")
+        return self.stores.speeds.meter(self.endpoint_id)
+
+    @property
+    def forced_tool(self) -> ForcedTool:
+        """Whether this endpoint honours a forced tool call: what a question saw (noted),
+        else what its kind suggests (see grounding.forced_tool_support)."""
+        notes = self.stores.endpoints
+        if notes is not None and notes.get(self.endpoint_id, self.model, FORCED_TOOL_FACT):
+            return "ignored"
+        provider = self.provider
+        if provider is None:
+            return forced_tool_support(self.settings.provider or "", self.settings.base_url or "")
+        return forced_tool_support(provider.name, provider.endpoint)
+
+    def note_forced_tool_ignored(self) -> None:
+        """Remember (durably) that this endpoint answered a forced tool call with prose, so
+        no later question, nor the next process, forces it again. Blocking: SQLite."""
+        notes = self.stores.endpoints
+        if notes is not None and notes.note(
+            self.endpoint_id, self.model, FORCED_TOOL_FACT, "ignored"
+        ):
+            logger.warning(
+                "endpoint %s (model %s) ignored a forced tool call: the cold guard runs its "
+                "own search there from now on",
+                self.endpoint_id,
+                self.model,
+            )
 
     def budget(self, answer_tokens: int) -> Budget:
         """The soft budget of the next question (see endpoint_speed.question_budget)."""
@@ -135,6 +174,7 @@ class Services:
             "tool_output_max_chars": self.tool_output_chars,
             "question_tool_budget_tokens": self.tool_budget_tokens,
             "speed": self.speed.snapshot().to_json(),
+            "forced_tool": self._forced_tool_report(),
         }
         if facts.status == "nothing_found" and self.settings.max_context_tokens is None:
             body["problem"] = (
@@ -143,6 +183,14 @@ class Services:
                 "to the size the server was started with"
             )
         return body
+
+    def _forced_tool_report(self) -> dict[str, object]:
+        notes = self.stores.endpoints
+        seen = notes.notes_for(self.endpoint_id, self.model) if notes is not None else []
+        for note in seen:
+            if note.fact == FORCED_TOOL_FACT:
+                return {"value": note.value, "source": "seen", "noted_at": note.noted_at}
+        return {"value": self.forced_tool, "source": "endpoint kind"}
 
     @property
     def keep_warm_interval_s(self) -> float:

@@ -418,6 +418,9 @@ SPEED_MIN_SAMPLE_TOKENS: Final = 16  # a sample over fewer tokens says nothing a
 SPEED_BUDGET_FACTOR: Final = 1.5  # the soft budget: this many times the predicted time
 SPEED_CALLS_PER_QUESTION: Final = 2.0  # calls a question is planned for (answer + one tool)
 SPEED_MAX_ENDPOINTS: Final = 16  # endpoints whose speed the server remembers
+ENDPOINT_NOTES_FILE_NAME: Final = "endpoints.sqlite3"  # in the data dir: what endpoints did
+ENDPOINT_NOTES_MAX: Final = 64  # (endpoint, model, fact) notes kept; the oldest forgotten first
+ENDPOINT_NOTE_MAX_CHARS: Final = 512  # of an endpoint URL, model name or value kept in a note
 LOCAL_CACHE_LIFETIME_S: Final = 24 * 3600.0  # nominal: a local KV cache has no TTL at all
 
 # --- the Ray backend (live_memory/ray_backend; LIVE_MEMORY_BACKEND=ray) -------------------

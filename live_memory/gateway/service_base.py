@@ -34,7 +34,7 @@ from live_memory.gateway.blocking import BlockingCalls
 from live_memory.gateway.bridge import wait_reply
 from live_memory.gateway.jobs import JobRunner
 from live_memory.index import SymbolIndexes
-from live_memory.knowledge import FactStore, TranscriptQueue, UsageLedger
+from live_memory.knowledge import EndpointNotes, FactStore, TranscriptQueue, UsageLedger
 from live_memory.memory import Snapshots, SnapshotStore
 from live_memory.watchers import WatcherBoard
 
@@ -65,6 +65,7 @@ class ServiceBase:
                 retire_after_s=settings.fact_retire_after_s,
             ),
             symbols=SymbolIndexes(settings.data_dir) if settings.symbol_index else None,
+            endpoints=EndpointNotes(settings.data_dir / C.ENDPOINT_NOTES_FILE_NAME),
         )
         recovered = self.stores.transcripts.recover()
         dropped = self.stores.transcripts.gc_sessions(C.TRANSCRIPT_KEEP_SESSIONS)

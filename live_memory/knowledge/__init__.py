@@ -1,5 +1,6 @@
 """What Live Memory learns from conversations and shares as files: transcript digests, the
-durable transcript queue, markdown knowledge, usage by day and the session-start banner.
+durable transcript queue, markdown knowledge, usage by day, what endpoints were seen to do
+and the session-start banner.
 
 Pure, thread-free logic plus two small thread-safe SQLite stores; the actors and routes that
 drive them live elsewhere.
@@ -8,6 +9,7 @@ drive them live elsewhere.
 from __future__ import annotations
 
 from live_memory.knowledge.banner import BANNER_PREFIX, health_banner
+from live_memory.knowledge.endpoint_notes import EndpointNote, EndpointNotes
 from live_memory.knowledge.error import KnowledgeError, TranscriptError
 from live_memory.knowledge.fact_merge import FactRow, GcPolicy, decide, eviction_key, gc_victims
 from live_memory.knowledge.fact_queries import SearchResult, StoredFact
@@ -32,6 +34,8 @@ from live_memory.knowledge.usage import UsageLedger, utc_today
 __all__ = [
     "BANNER_PREFIX",
     "STALE_MARK",
+    "EndpointNote",
+    "EndpointNotes",
     "FactRow",
     "FactStore",
     "GcPolicy",
