@@ -8,6 +8,13 @@ away for invented "Grep output". There the guard runs the search itself (`ground
 and hands the model the result as user-side data; and where grounding fails, the first answer
 is kept, marked unverified, rather than discarded.
 
+On a local endpoint a second model call is the dear part (a CPU model re-evaluates the search
+result and writes the answer again: minutes), while the search costs milliseconds. There the
+guard checks the first answer instead (`check_here`): it looks up where the names the answer
+uses are defined and returns the answer with those locations (`checked_note`), marked
+unverified only when a name was not found. No second call, and the locations come from the
+workspace, not from a small model rewriting its answer around search output.
+
 `guard_action` is a small pure function so other grounding sources (the symbol index, via
 `LoopLimits.grounded`) can join its inputs.
 """
@@ -16,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Final, Literal
 
 from live_memory.config import constants as C
@@ -23,17 +31,20 @@ from live_memory.providers import endpoint_kind
 
 __all__ = [
     "UNVERIFIED_NOTE",
+    "Checked",
     "ForcedTool",
     "GuardAction",
+    "checked_note",
     "forced_tool_support",
     "grounding_search",
     "guard_action",
+    "locate",
     "search_terms",
     "with_unverified_note",
 ]
 
 ForcedTool = Literal["honoured", "ignored"]
-GuardAction = Literal["accept", "force_tool", "search_here"]
+GuardAction = Literal["accept", "force_tool", "search_here", "check_here"]
 
 UNVERIFIED_NOTE: Final = (
     "[unverified: answered before anything was read from the workspace; check the cited "
@@ -56,12 +67,14 @@ def forced_tool_support(provider_name: str, endpoint: str) -> ForcedTool:
 
 
 def guard_action(
-    *, cold: bool, tool_calls: int, final_turn: bool, forcing: ForcedTool
+    *, cold: bool, tool_calls: int, final_turn: bool, forcing: ForcedTool, local: bool = False
 ) -> GuardAction:
     """What the guard does with a first reply that is an answer without any tool call."""
     if not cold or tool_calls > 0 or final_turn:
         return "accept"
-    return "force_tool" if forcing == "honoured" else "search_here"
+    if forcing == "honoured":
+        return "force_tool"
+    return "check_here" if local else "search_here"
 
 
 def search_terms(question: str, answer: str) -> list[str]:
@@ -92,6 +105,41 @@ def grounding_search(terms: list[str], *, definitions: bool) -> Mapping[str, obj
         "-i": False,
         "head_limit": C.GROUNDING_SEARCH_HEAD_LIMIT,
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """The first answer's names looked up in the workspace (no model call)."""
+
+    found: tuple[tuple[str, str], ...]
+    """(name, `path:line`) of each name found, definitions first."""
+    missing: tuple[str, ...]
+    searches: int
+
+    @property
+    def all_found(self) -> bool:
+        return bool(self.found) and not self.missing
+
+
+def locate(terms: list[str], grep_output: str) -> dict[str, str]:
+    """`path:line` of the first line of Grep's content output naming each term."""
+    located: dict[str, str] = {}
+    for line in grep_output.splitlines()[: C.GROUNDING_SEARCH_HEAD_LIMIT * 2]:
+        path, _, rest = line.partition(":")
+        number, _, text = rest.partition(":")
+        if not number.isdigit():
+            continue
+        for term in terms:
+            if term not in located and re.search(rf"\b{re.escape(term)}\b", text):
+                located[term] = f"{path}:{number}"
+    return located
+
+
+def checked_note(checked: Checked) -> str:
+    """The line appended to a checked answer (shown to the asker, not stored)."""
+    parts = [f"`{name}` {where}" for name, where in checked.found]
+    parts += [f"`{name}` not found" for name in checked.missing]
+    return f"[checked in the workspace without a model call: {'; '.join(parts)}]"
 
 
 def with_unverified_note(answer: str) -> str:

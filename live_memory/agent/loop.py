@@ -13,7 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from live_memory.agent.grounding import ForcedTool, forced_tool_support, guard_action
+from live_memory.agent.grounding import (
+    ForcedTool,
+    checked_note,
+    forced_tool_support,
+    guard_action,
+)
 from live_memory.agent.prompt import COLD_MEMORY_NUDGE, FINAL_ANSWER_NUDGE, grounding_turn
 from live_memory.agent.reply_check import (
     correction_for,
@@ -21,7 +26,7 @@ from live_memory.agent.reply_check import (
     no_answer_text,
     partial_answer,
 )
-from live_memory.agent.tool_runs import SKIPPED, ToolBudget, run_tool, search_here
+from live_memory.agent.tool_runs import SKIPPED, ToolBudget, check_here, run_tool, search_here
 from live_memory.config import constants as C
 from live_memory.memory import Window, build_request
 from live_memory.providers import (
@@ -60,6 +65,9 @@ class LoopLimits:
     cache_min_tokens: int = 0
     forced_tool: ForcedTool | None = None
     """Whether the endpoint honours a forced tool call; None: judged from its kind."""
+    local: bool = False
+    """A model server on the user's machine: the cold guard checks a first answer with its
+    own search instead of paying a second model call (grounding.check_here)."""
 
 
 @dataclass(slots=True)
@@ -78,6 +86,8 @@ class LoopResult:
     """Each finished call's timings (the endpoint's measured speed is learnt from them)."""
     unverified: bool = False
     """The answer was given before anything grounded it (the caller adds a note)."""
+    checked: str = ""
+    """The cold guard's check of the answer's names (shown with the answer, not stored)."""
     storable: bool = True
     """False when the answer is our notice that the model gave none: not for the history."""
     forced_tool_ignored: bool = False
@@ -201,7 +211,18 @@ async def run_agent_loop(
                 tool_calls=result.tool_calls,
                 final_turn=final_turn,
                 forcing=forcing,
+                local=limits.local,
             )
+            if action == "check_here":
+                checked = await check_here(
+                    toolbox, question_turn, verdict.text, limits.soft_deadline, clock
+                )
+                if checked is not None:
+                    result.tool_calls += checked.searches
+                    result.checked = checked_note(checked)
+                unverified = checked is None or not checked.all_found
+                _finish(result, response, verdict.text, unverified=unverified)
+                break
             if action == "force_tool":
                 kept, grounding, force_tool = verdict.text, "forced", True
                 loop += [

@@ -101,6 +101,7 @@ async def answer_question(
         cache_min_tokens=job.cache_min_tokens,
         grounded=retrieval.grounds or job.index_grounded,
         forced_tool=services.forced_tool,  # what this endpoint was seen to do, if anything
+        local=services.local,
     )
 
     async def attempt() -> LoopResult:
@@ -138,7 +139,8 @@ async def answer_question(
         window.record_read(read.path, read.sha256, read.size)
     if result.storable:  # our "no answer" notice is no turn a model should see again
         window.append_qa(job.question, result.answer)
-    answer = with_unverified_note(result.answer) if result.unverified else result.answer
+    answer = f"{result.answer}\n\n{result.checked}" if result.checked else result.answer
+    answer = with_unverified_note(answer) if result.unverified else answer
     latency = time.monotonic() - started
     cost = services.cost(result.usage + report.usage)
     pct = context_pct(window, services)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 
-from live_memory.agent.grounding import grounding_search, search_terms
+from live_memory.agent.grounding import Checked, grounding_search, locate, search_terms
 from live_memory.config import constants as C
 from live_memory.tools import Toolbox, ToolOutcome
 
-__all__ = ["SKIPPED", "ToolBudget", "run_tool", "search_here"]
+__all__ = ["SKIPPED", "ToolBudget", "check_here", "run_tool", "search_here"]
 
 SKIPPED = "[not run: this question's time budget ran out]"
 
@@ -77,3 +77,33 @@ async def search_here(
         if text and not text.startswith("No "):
             break
     return terms, text[: C.GROUNDING_SEARCH_MAX_CHARS]
+
+
+async def check_here(
+    toolbox: Toolbox,
+    question_turn: str,
+    answer: str,
+    deadline: float,
+    clock: Callable[[], float],
+) -> Checked | None:
+    """The cold guard's check of a first answer on a local endpoint: where the names it uses
+    (then the question's) are defined, else mentioned. None: nothing to look up, or no time."""
+    terms = search_terms(answer, question_turn.rpartition("Question: ")[2])
+    if not terms:
+        return None
+    located: dict[str, str] = {}
+    searches = 0
+    for definitions in (True, False):
+        wanted = [t for t in terms if t not in located]
+        if not wanted:
+            break
+        arguments = grounding_search(wanted, definitions=definitions)
+        outcome = await run_tool(toolbox, "Grep", arguments, deadline, clock)
+        if outcome is None:
+            return None
+        searches += 1
+        if not outcome.is_error:
+            located |= locate(wanted, outcome.text[: C.GROUNDING_SEARCH_MAX_CHARS])
+    found = tuple((t, located[t]) for t in terms if t in located)
+    missing = tuple(t for t in terms if t not in located)
+    return Checked(found, missing, searches)

@@ -17,6 +17,7 @@ from live_memory.agent.grounding import (
     UNVERIFIED_NOTE,
     forced_tool_support,
     guard_action,
+    locate,
     search_terms,
 )
 from live_memory.agent.loop import LoopLimits, LoopResult, run_agent_loop
@@ -100,6 +101,8 @@ def test_forcing_is_relied_on_only_where_the_endpoint_honours_it() -> None:
     cold = {"cold": True, "tool_calls": 0, "final_turn": False}
     assert guard_action(**cold, forcing="honoured") == "force_tool"  # type: ignore[arg-type]
     assert guard_action(**cold, forcing="ignored") == "search_here"  # type: ignore[arg-type]
+    local = guard_action(**cold, forcing="ignored", local=True)  # type: ignore[arg-type]
+    assert local == "check_here"
     assert guard_action(cold=False, tool_calls=0, final_turn=False, forcing="ignored") == "accept"
 
 
@@ -185,6 +188,43 @@ def test_a_forced_tool_the_server_ignores_keeps_the_good_first_answer(
     assert fake.chat_requests[1].body["tool_choice"] == "required"
     assert (result.answer, result.unverified, result.forced_tool_ignored) == (FIRST, True, True)
     assert UNVERIFIED_NOTE not in result.answer  # the note is added by the caller, not stored
+
+
+def test_locate_reads_grep_content_lines() -> None:
+    output = "src/a.py:4:class OptionParser:\nsrc/b.py:9:    ctx = Context()\nNo more"
+    assert locate(["OptionParser", "Context", "Missing"], output) == {
+        "OptionParser": "src/a.py:4",
+        "Context": "src/b.py:9",
+    }
+    assert locate(["Parser"], "src/a.py:4:class OptionParser:") == {}  # whole words only
+
+
+def test_on_a_local_endpoint_the_guard_checks_the_first_answer_without_a_second_call(
+    fake: FakeLocalServer, root: Path
+) -> None:
+    fake.script(Says(FIRST), Says("never asked"))
+
+    result = run(fake, root, local=True)
+
+    assert (result.answer, result.unverified) == (FIRST, False)
+    assert result.checked == (
+        "[checked in the workspace without a model call: `OptionParser` src/click/parser.py:4]"
+    )
+    assert len(fake.chat_requests) == 1 and result.tool_calls == 1
+    assert all("tool_choice" not in r.body for r in fake.chat_requests)
+
+
+def test_a_checked_answer_naming_what_the_workspace_lacks_is_marked_unverified(
+    fake: FakeLocalServer, root: Path
+) -> None:
+    invented = "Options are parsed by `ArgumentReader` in src/click/reader.py."
+    fake.script(Says(invented))
+
+    result = run(fake, root, local=True)
+
+    assert (result.answer, result.unverified) == (invented, True)
+    assert "`ArgumentReader` not found" in result.checked
+    assert len(fake.chat_requests) == 1 and result.tool_calls == 2  # definitions, then mentions
 
 
 # --- fault 2: calls written as text are run or refused, never the answer ------------------

@@ -112,7 +112,10 @@ def test_cache_reuse_comes_from_the_servers_cache_n(
     reuse = re.search(r" cache=(\d+)%", second)
     assert reuse is not None and int(reuse.group(1)) > 50, second
     stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
-    assert isinstance(stats["cache_hit_ratio"], float) and stats["cache_hit_ratio"] > 0.5
+    # Over the workspace's questions so far (the first re-evaluated everything; one call each,
+    # so no re-ask inflates the share): reported from cache_n, not "unknown".
+    assert isinstance(stats["cache_hit_ratio"], float) and stats["cache_hit_ratio"] > 0.3
+    assert stats["tokens"]["cache_read"] > 0
     assert stats["tokens"]["cache_unreported"] == 0
 
 
@@ -146,8 +149,9 @@ def test_the_budget_follows_the_measured_speed_within_the_mcp_timeout(
     budgets = [int(h.group(1)) for h in hints if h is not None]
     cap = C.DEFAULT_MCP_TIMEOUT_S - C.HARD_DEADLINE_MARGIN_S - C.MCP_TIMEOUT_SAFETY_S
     # Nothing measured yet: all the MCP timeout allows (a cold prompt at 25 tokens a second
-    # takes minutes); then what the measured speed predicts, never below the default.
-    assert budgets[0] == cap, budgets
+    # takes minutes); then what the measured speed predicts, never below the default. The hint
+    # is the time left when the question starts: on a loaded machine a second or two is gone.
+    assert cap - 3 <= budgets[0] <= cap, budgets
     assert all(C.DEFAULT_TIMEOUT_S <= b <= cap for b in budgets), budgets
     assert len(set(budgets)) > 1, budgets
 
