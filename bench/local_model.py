@@ -200,7 +200,7 @@ def run_workspace(
     with AppServer(root / f"data-{workspace.name}", env) as server:
         if fake is not None:
             fake.reset()  # a fresh slot: each workspace starts cold
-        server.request("POST", "/clear", json={"cwd": str(repo)})  # creates the workspace
+        server.request("POST", "/reset", json={"cwd": str(repo)})  # creates it, preloads
         _wait_for_index(server, repo)
         before = (0, 0, 0)
         for index, question in enumerate(QUESTIONS[:count], start=1):
