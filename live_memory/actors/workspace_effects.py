@@ -269,8 +269,12 @@ class EffectRunner:
         )
 
     def start_fork(self, spec: StartForkEffect) -> None:
+        self.launch_fork(spec, self.fork_job(spec))
+
+    def fork_job(self, spec: StartForkEffect) -> QuestionJob:
+        """What the fork of `spec` runs: its window copy, the cache decision, retrievers."""
         cache = self.cache_decision = background.decide_cache(self.services, spec.window)
-        job = QuestionJob(
+        return QuestionJob(
             question=spec.question,
             window=spec.window,
             recently_modified=spec.recently_modified,
@@ -289,6 +293,9 @@ class EffectRunner:
                 self.symbols, spec.window.tree, map_partial=self.map_partial
             ),
         )
+
+    def launch_fork(self, spec: StartForkEffect, job: QuestionJob) -> None:
+        """Run `job` in a ForkActor of this process (the Ray host runs it as a Ray task)."""
         ref = self.system.start(
             ForkActor,
             f"{self.root}#fork-{spec.fork_id}",

@@ -448,3 +448,9 @@ OLLAMA_DEFAULT_NUM_CTX: Final = 4096  # what Ollama runs a model at unless num_c
 # The first tree build of a workspace waits this long for its index's first pass (a small
 # repository is indexed by then, so its core map is complete from the first question on).
 CORE_MAP_FIRST_WAIT_S: Final = 1.0
+RAY_FORK_TOOLBOXES_MAX: Final = 16  # workspaces' toolboxes one Ray worker keeps for its forks
+RAY_RECENT_FORKS_MAX: Final = 16  # where a host's last forks ran, for /actors
+RAY_ANSWER_LOG_DIR: Final = "ray-answers"  # under the data dir: answers by question key
+RAY_ANSWER_LOG_MAX: Final = 64  # question keys (and answers) a workspace remembers
+RAY_IDLE_CHECK_MIN_S: Final = 0.5  # an idle host re-checks its quiet time at most this often
+RAY_PASSIVATE_GRACE_S: Final = 10.0  # an idle host's drain waits this long for late forks

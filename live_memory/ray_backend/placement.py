@@ -12,6 +12,11 @@ repository beneath it. A workspace actor asks for a sliver of the resource of th
 advertised ancestor of its root, so Ray places it only on such a node (and on another such
 node after a node loss); when no live node advertises any ancestor, the request is refused
 with `NoCheckoutNode`, naming the resource to add.
+
+Among the nodes advertising that resource, `choose_node` picks one by rendezvous hashing of
+the root: every gateway picks the same node for a root, and workspaces spread over the nodes
+that hold them. The choice is soft (Ray's node affinity with `soft=True`): when that node is
+gone (a node loss) or full, the actor starts, or restarts, on another node with the resource.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from pathlib import PurePosixPath
 from live_memory.config import constants as C
 from live_memory.errors import NoCheckoutNode
 
-__all__ = ["actor_name", "checkout_resource", "choose_resource"]
+__all__ = ["actor_name", "checkout_resource", "choose_node", "choose_resource"]
 
 
 def _digest(text: str, chars: int) -> str:
@@ -68,3 +73,16 @@ def choose_resource(root: str, nodes: Iterable[Mapping[str, object]]) -> str:
         f"--resources '{{\"{checkout_resource(root)}\": 1000}}' (or the resource of a directory "
         "above it; see docs/SCALING.md)"
     )
+
+
+def choose_node(root: str, resource: str, nodes: Iterable[Mapping[str, object]]) -> str | None:
+    """The node (its Ray id) that should host `root`'s actor: of the live nodes advertising
+    `resource`, the one whose digest with the root is highest (None: no such node)."""
+    holders = [
+        str(node["NodeID"])
+        for node in nodes
+        if node.get("Alive")
+        and isinstance(node.get("Resources"), Mapping)
+        and resource in node["Resources"]  # type: ignore[operator]
+    ]
+    return max(holders, key=lambda node_id: _digest(f"{root}\0{node_id}", 64), default=None)

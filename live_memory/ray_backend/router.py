@@ -30,6 +30,7 @@ from typing import Any
 
 import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, GetTimeoutError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from live_memory.actors import Drain, IoLoop, ListWorkspaces, Route, UpdateServices, resolve
 from live_memory.config import ResolvedRoots, Settings
@@ -37,7 +38,7 @@ from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError, UnknownWorkspace, WorkspaceUnavailable
 from live_memory.memory import Snapshots
 from live_memory.ray_backend.host import WorkspaceHost
-from live_memory.ray_backend.placement import actor_name, choose_resource
+from live_memory.ray_backend.placement import actor_name, choose_node, choose_resource
 from live_memory.ray_backend.wire import AskRequest, Outcome, Request, to_request
 
 __all__ = ["RayRouter"]
@@ -159,7 +160,10 @@ class RayRouter:
         except ValueError:  # no such actor yet
             if not activate and not self.store.exists(Path(root)):
                 raise UnknownWorkspace(f"no memory for workspace {root}") from None
-            resource = choose_resource(root, self._live_nodes())
+            nodes = self._live_nodes()
+            resource = choose_resource(root, nodes)
+            node = choose_node(root, resource, nodes)
+            placement = {} if node is None else {"scheduling_strategy": _near(node)}
             handle = self.host_cls.options(
                 name=name,
                 namespace=namespace,
@@ -170,15 +174,16 @@ class RayRouter:
                 max_concurrency=C.RAY_ACTOR_CONCURRENCY,
                 num_cpus=0,
                 resources={resource: C.RAY_CHECKOUT_RESOURCE_UNIT},
+                **placement,
             ).remote(root, self.settings)
         self.handles[root] = handle
         if len(self.handles) > C.EDGE_HANDLE_CACHE_SIZE:
             self.handles.popitem(last=False)
         return handle
 
-    def _live_nodes(self) -> list[dict[str, object]]:
+    def _live_nodes(self, *, fresh: bool = False) -> list[dict[str, object]]:
         read_at, nodes = self._nodes
-        if time.monotonic() - read_at > C.RAY_NODES_CACHE_S:
+        if fresh or time.monotonic() - read_at > C.RAY_NODES_CACHE_S:
             nodes = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
             self._nodes = (time.monotonic(), nodes)
         return nodes
@@ -186,11 +191,7 @@ class RayRouter:
     # --- the cluster's view ----------------------------------------------------------------
     def _named_hosts(self) -> list[Any]:
         namespace = self.settings.ray_namespace
-        names = [
-            entry["name"] if isinstance(entry, dict) else entry
-            for entry in ray.util.list_named_actors(all_namespaces=False)
-        ]
-        hosts = sorted(n for n in names if n.startswith(C.RAY_ACTOR_NAME_PREFIX))
+        hosts = sorted(n for n in _actor_names() if n.startswith(C.RAY_ACTOR_NAME_PREFIX))
         found = []
         for name in hosts[: C.RAY_MAX_INVENTORY_ACTORS]:
             try:
@@ -201,8 +202,9 @@ class RayRouter:
 
     async def inventory(self) -> list[dict[str, object]]:
         """Every workspace actor of this namespace: its host row (root, node, pid, restore
-        time) and the actors inside it, each with its node. A host that does not answer in
-        time is listed as unreachable."""
+        time, recent forks) and the actors inside it, each with its node; a host that does
+        not answer in time is listed as unreachable. Then the passivated workspaces (a
+        snapshot on the shared data directory and no actor) and the cluster's live nodes."""
         hosts = await asyncio.to_thread(self._named_hosts)
         refs = [h.inventory.remote() for h in hosts]
         rows: list[dict[str, object]] = []
@@ -212,11 +214,39 @@ class RayRouter:
                     rows.append(await ref)
             except (TimeoutError, GetTimeoutError, *_RESTARTING) as exc:
                 rows.append({"state": "unreachable", "error": f"{type(exc).__name__}: {exc}"})
-        return rows
+        rows.extend(await asyncio.to_thread(self._passivated))
+        return rows + await asyncio.to_thread(self._node_rows)
+
+    def _passivated(self) -> list[dict[str, object]]:
+        """Stored workspaces without a live actor (read after the hosts: one that passivated
+        meanwhile is listed here rather than nowhere)."""
+        named = set(_actor_names())
+        stored, _ = self.store.page_of_roots(0, C.RAY_MAX_INVENTORY_ACTORS)
+        return [
+            {"root": str(root), "state": "passivated", "snapshot_at": saved_at}
+            for root, saved_at in stored
+            if actor_name(str(root)) not in named
+        ]
+
+    def _node_rows(self) -> list[dict[str, object]]:
+        """The live nodes (fresh: placement uses them next) and the checkouts they hold."""
+        return [
+            {
+                "kind": "ray_node",
+                "node_id": node.get("NodeID"),
+                "node_ip": node.get("NodeManagerAddress"),
+                "head": "node:__internal_head__" in resources,
+                "checkout_resources": sorted(
+                    k for k in resources if k.startswith(C.RAY_CHECKOUT_RESOURCE_PREFIX)
+                ),
+            }
+            for node in self._live_nodes(fresh=True)
+            for resources in [_resources(node)]
+        ]
 
     async def _list(self, reply: Future[list[str]]) -> None:
         rows = await self.inventory()
-        resolve(reply, sorted(str(r["root"]) for r in rows if "root" in r))
+        resolve(reply, sorted(str(r["root"]) for r in rows if r.get("state") == "active"))
 
     async def _reconfigure(self) -> None:
         hosts = await asyncio.to_thread(self._named_hosts)
@@ -225,6 +255,24 @@ class RayRouter:
                 await host.reconfigure.remote(self.settings)
             except _RESTARTING:  # it restarts with the settings it was created with
                 logger.warning("a workspace actor missed a configuration reload")
+
+
+def _actor_names() -> list[str]:
+    """The named actors of this namespace (live or restarting)."""
+    return [
+        str(entry["name"] if isinstance(entry, dict) else entry)
+        for entry in ray.util.list_named_actors(all_namespaces=False)
+    ]
+
+
+def _near(node_id: str) -> NodeAffinitySchedulingStrategy:
+    """On `node_id` while it lives and has room; on another node with the resource else."""
+    return NodeAffinitySchedulingStrategy(node_id, soft=True)
+
+
+def _resources(node: dict[str, object]) -> dict[str, object]:
+    resources = node.get("Resources")
+    return dict(resources) if isinstance(resources, dict) else {}
 
 
 def _cancel_if_gone(ref: Any, reply: Future[Any]) -> None:

@@ -13,6 +13,7 @@ two processes (or machines) are not comparable.
 from __future__ import annotations
 
 import time
+import uuid
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,8 @@ class AskRequest:
     max_answer_tokens: int
     budget_s: float
     """Seconds left of the question's soft budget when it was sent."""
+    key: str = ""
+    """The question's idempotency key: the same on every re-send (see `answers`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +89,10 @@ def to_request(message: Any) -> Request | None:
     """The wire form of a local request message (None: not a workspace request)."""
     if isinstance(message, Ask):
         return AskRequest(
-            message.question, message.max_answer_tokens, message.soft_deadline - time.monotonic()
+            message.question,
+            message.max_answer_tokens,
+            message.soft_deadline - time.monotonic(),
+            uuid.uuid4().hex,
         )
     if isinstance(message, DrainTranscripts):
         return PlainRequest("DrainTranscripts")

@@ -1,5 +1,6 @@
 """One real Ray cluster and two `live-memory serve` gateways (LIVE_MEMORY_BACKEND=ray) on it,
-shared by the whole Ray set: Ray's start-up is paid once per session, never per test.
+shared by the whole Ray set: Ray's start-up is paid once per session, never per test. A third
+gateway, `idle`, creates its workspace actors with a short passivation time.
 
 Every test of this package is marked `ray` and kept on one xdist worker (`xdist_group`), so
 `pytest -n 2 --dist loadgroup` still starts only one cluster.
@@ -22,6 +23,8 @@ from tests.support.server_process import ServerProcess
 
 pytest.importorskip("ray", reason="the Ray backend's extra is not installed")
 
+IDLE_S = 3.0
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
@@ -37,8 +40,11 @@ class RaySet:
     fake: FakeProvider
     a: ServerProcess
     b: ServerProcess
+    idle: ServerProcess
+    """Actors it creates passivate after IDLE_S without a call."""
     checkouts: Path
     data_dir: Path
+    namespace: str
 
     def repo(self, name: str, files: dict[str, str] | None = None) -> Path:
         """A fresh git repository beneath the directory the cluster's node holds."""
@@ -53,21 +59,23 @@ def ray_set(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RaySet]:
     data_dir = tmp_path_factory.mktemp("ray-data")  # the shared LIVE_MEMORY_DATA_DIR
     with FakeProvider() as fake, RayCluster(checkouts) as cluster:
         fake.responder = lambda recorded: Text("ray answer")
+        namespace = f"test-{uuid.uuid4().hex[:8]}"
         env = {
             "ANTHROPIC_API_KEY": "dummy-key",
             "ANTHROPIC_BASE_URL": fake.anthropic_base_url,
             "LIVE_MEMORY_BACKEND": "ray",
             "LIVE_MEMORY_RAY_ADDRESS": cluster.address,
-            "LIVE_MEMORY_RAY_NAMESPACE": f"test-{uuid.uuid4().hex[:8]}",
+            "LIVE_MEMORY_RAY_NAMESPACE": namespace,
         }
         a, b = ServerProcess(data_dir, env), ServerProcess(data_dir, env)
-        with ThreadPoolExecutor(2) as pool:  # both gateways join the cluster at once
-            started = [pool.submit(a.start), pool.submit(b.start)]
+        idle = ServerProcess(data_dir, env | {"LIVE_MEMORY_PASSIVATE_AFTER_S": str(IDLE_S)})
+        with ThreadPoolExecutor(3) as pool:  # the gateways join the cluster at once
+            started = [pool.submit(server.start) for server in (a, b, idle)]
         try:
             for future in started:
                 future.result()
-            yield RaySet(cluster, fake, a, b, checkouts, data_dir)
+            yield RaySet(cluster, fake, a, b, idle, checkouts, data_dir, namespace)
         finally:
-            for server in (a, b):
+            for server in (a, b, idle):
                 if server.proc is not None:
                     server.stop()

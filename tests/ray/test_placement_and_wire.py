@@ -12,18 +12,23 @@ from typing import Any
 import pytest
 
 from live_memory.actors import Ask, DrainTranscripts, FileEvent, GetStats, ImportFacts, Notify
+from live_memory.config import constants as C
 from live_memory.config import load_settings
 from live_memory.errors import ConfigError, NoCheckoutNode
 from live_memory.memory import LedgerFact
+from live_memory.providers import Usage
 from live_memory.ray_backend import (
+    AnswerLog,
     AskRequest,
     PlainRequest,
     actor_name,
     checkout_resource,
+    choose_node,
     choose_resource,
     to_request,
 )
 from live_memory.ray_backend.wire import request_message
+from live_memory.workspace import Answer
 
 
 def _node(*directories: str, alive: bool = True) -> dict[str, object]:
@@ -116,3 +121,39 @@ def test_the_backend_settings_parse_and_refuse_clearly(tmp_path: Path) -> None:
     ):
         with pytest.raises(ConfigError, match=name):
             load_settings(base | {name: value})
+
+
+def test_a_root_is_placed_on_one_holder_the_same_for_every_gateway() -> None:
+    resource = checkout_resource("/srv")
+    nodes = [
+        {"NodeID": f"n{i}", "Alive": True, "Resources": {resource: 1000.0}} for i in range(4)
+    ] + [
+        {"NodeID": "dead", "Alive": False, "Resources": {resource: 1000.0}},
+        {"NodeID": "other", "Alive": True, "Resources": {checkout_resource("/elsewhere"): 1.0}},
+    ]
+
+    chosen = {choose_node(f"/srv/repo-{i}", resource, nodes) for i in range(64)}
+
+    assert chosen == {"n0", "n1", "n2", "n3"}  # spread over the live holders only
+    assert choose_node("/srv/a", resource, nodes) == choose_node("/srv/a", resource, nodes[::-1])
+    assert choose_node("/srv/a", resource, nodes[-2:]) is None
+
+
+def test_the_answer_log_keeps_the_last_keys_and_outlives_its_process(tmp_path: Path) -> None:
+    log = AnswerLog(tmp_path, "/srv/a")
+    answers = [_answer(f"answer {i}") for i in range(C.RAY_ANSWER_LOG_MAX + 2)]
+    for i, answer in enumerate(answers):
+        log.put(f"key-{i}", answer)
+
+    again = AnswerLog(tmp_path, "/srv/a")  # a restarted actor, maybe on another node
+
+    assert again.get("key-0") is None and again.get("key-1") is None  # the oldest went
+    assert again.get(f"key-{len(answers) - 1}") == answers[-1]
+    assert AnswerLog(tmp_path, "/srv/b").get("key-5") is None  # per workspace
+    (tmp_path / log.path.name).write_bytes(b"{not json")
+    assert AnswerLog(tmp_path, "/srv/a").get("key-5") is None  # unreadable: asked again
+
+
+def _answer(text: str) -> Answer:
+    usage = Usage(input_tokens=10, output_tokens=3)
+    return Answer(text, text, "m", 0.1, usage, 0, 0, 0.001, 1.0, False, "answered")

@@ -38,7 +38,9 @@ def _notify(url: str, repo: Path, path: str, content: str) -> httpx.Response:
 
 def _host_row(url: str, repo: Path) -> dict[str, object]:
     rows = httpx.get(f"{url}/actors", timeout=60).json()
-    hosts = [r for r in rows if r.get("kind") == "ray_workspace_host" and r["root"] == str(repo)]
+    hosts = [
+        r for r in rows if r.get("kind") == "ray_workspace_host" and r.get("root") == str(repo)
+    ]
     assert len(hosts) == 1, rows
     return dict(hosts[0])
 
