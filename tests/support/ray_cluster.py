@@ -33,6 +33,7 @@ __all__ = ["RayCluster"]
 
 START_TIMEOUT_S = 180.0  # `ray start` takes 10-20 s on a quiet 2-core machine
 STOP_GRACE_S = 10.0
+STOP_TERM_S = 2.0  # a throwaway test cluster: SIGTERM, then SIGKILL what is left
 HEALTH_CHECK = {  # the GCS's checks of each raylet: dead after 3 missed 1 s checks
     "RAY_health_check_initial_delay_ms": "1000",
     "RAY_health_check_period_ms": "1000",
@@ -84,7 +85,7 @@ class _RayProcess:
         pgid = self.proc.pid  # the session leader: its group is everything it started
         try:
             os.killpg(pgid, signal.SIGTERM)
-            self.proc.wait(timeout=STOP_GRACE_S)
+            self.proc.wait(timeout=STOP_TERM_S)
         except ProcessLookupError:
             pass
         except subprocess.TimeoutExpired:
