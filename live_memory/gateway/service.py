@@ -97,14 +97,33 @@ class LiveMemoryService(ServerSide):
         return len(pending)
 
     # --- workspace requests --------------------------------------------------------------
-    async def notify(self, body: object) -> NotifyOutcome:
+    def notify_held(self, body: object) -> NotifyOutcome | None:
+        """/notify without waiting on the workspace: parse the body (raising InputError or
+        PayloadTooLarge) and hand the events to a workspace actor this edge holds a live
+        handle for. None when it holds none: `notify` resolves the workspace first.
+
+        What the 200 then promises: the batch was valid and is in the loaded workspace's
+        mailbox, so it is applied before any later request to that workspace is handled
+        (a /stats or a question sees it); every event counts as accepted. Whether an event
+        changed memory (a secret path, an unchanged file) is the actor's business, as is
+        its snapshot, which was always debounced. Saves the round trip to the actor thread
+        and back per hook request."""
         cwd, events = parse_notify(body, max_events=self.settings.max_notify_events)
         if not events:
             return NotifyOutcome(0, 0)
+        if self._tell_held(cwd, Notify(tuple(events))):
+            return NotifyOutcome(len(events), 0)
+        return None
+
+    async def notify(self, body: object) -> NotifyOutcome:
+        held = self.notify_held(body)
+        if held is not None:
+            return held
+        cwd, events = parse_notify(body, max_events=self.settings.max_notify_events)
         try:
             # A workspace is created by a question, never by a notification (the design's
             # "/notify only applies to an already-loaded workspace"): one with neither live
-            # state nor a snapshot ignores them.
+            # state nor a snapshot ignores them. Counted by the actor itself.
             return await self._call(cwd, lambda r: Notify(tuple(events), r), activate=False)
         except UnknownWorkspace:
             return NotifyOutcome(0, len(events))

@@ -133,17 +133,25 @@ class ServiceBase:
     def _send(self, cwd: str, message: Any, *, activate: bool = True) -> None:
         """Tell the workspace for `cwd`: directly on a remembered handle, else through the
         gateway, which resolves the name, activates the actor and hands back its handle."""
-        weak = self._handles.get(cwd)
-        ref = weak() if weak is not None else None
-        if ref is not None:
-            try:
-                ref.tell(message)
-                return
-            except ActorDeadError:  # passivated or restarted: ask the gateway again
-                self._forget(cwd, weak)
+        if self._tell_held(cwd, message):
+            return
         handle: Future[ActorRef[Any]] = Future()
         handle.add_done_callback(lambda f: self._remember(cwd, f))
         self.gateway.tell(Route(cwd, message, activate_unknown=activate, handle=handle))
+
+    def _tell_held(self, cwd: str, message: Any) -> bool:
+        """Tell the workspace for `cwd` on the handle this edge remembers; False when there
+        is none (never seen, passivated, restarted, or the Ray backend, which hands none)."""
+        weak = self._handles.get(cwd)
+        ref = weak() if weak is not None else None
+        if ref is None:
+            return False
+        try:
+            ref.tell(message)
+        except ActorDeadError:  # passivated or restarted: the gateway resolves it again
+            self._forget(cwd, weak)
+            return False
+        return True
 
     def _remember(self, cwd: str, handle: Future[ActorRef[Any]]) -> None:
         if handle.cancelled() or handle.exception() is not None:
