@@ -25,9 +25,10 @@ from live_memory.errors import LiveMemoryError
 from live_memory.gateway.body import read_body
 from live_memory.gateway.config_route import build_config_route
 from live_memory.gateway.error_map import error_payload
-from live_memory.gateway.guard import Guard, allowed_hostnames
+from live_memory.gateway.guard import Guard, GuardRules, allowed_hostnames
 from live_memory.gateway.jsonrpc_check import jsonrpc_problem
 from live_memory.gateway.mcp_tools import build_mcp_server
+from live_memory.gateway.notify_direct import DirectNotify
 from live_memory.gateway.notify_fast_path import NotifyFastPath
 from live_memory.gateway.routes import build_routes
 from live_memory.gateway.service import LiveMemoryService
@@ -103,25 +104,23 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
             await live.shutdown()
 
     dashboard = DashboardAuth(required=bool(settings.token))
+    rules = GuardRules(
+        hosts=allowed_hostnames(settings.host), token=settings.token, dashboard=dashboard
+    )
     routes = [
         Route("/mcp", endpoint=_McpEndpoint()),
         *build_routes(reload),
         build_config_route(env),
         *build_ui_routes(dashboard, reload),
     ]
-    return Starlette(
+    app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        middleware=[
-            Middleware(
-                Guard,
-                hosts=allowed_hostnames(settings.host),
-                token=settings.token,
-                dashboard=dashboard,
-            ),
-            Middleware(NotifyFastPath),
-        ],
+        middleware=[Middleware(Guard, rules=rules), Middleware(NotifyFastPath)],
     )
+    # What `live-memory serve` hands its HTTP protocol: /notify answered without ASGI.
+    app.state.direct_notify = DirectNotify(app.state, rules)
+    return app
 
 
 class _McpEndpoint:

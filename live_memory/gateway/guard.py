@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from live_memory.config import constants as C
 from live_memory.gateway.ui.auth import DashboardAuth, cookie_value
 
-__all__ = ["Guard", "allowed_hostnames", "is_json_media_type"]
+__all__ = ["Guard", "GuardRules", "allowed_hostnames", "is_json_media_type"]
 
 _OPEN_PATHS = frozenset({"/health", "/ui/login"})
 """/ui/login checks its own one-time link."""
@@ -63,29 +63,24 @@ def _hostname(value: str) -> str:
         return ""
 
 
-class Guard:
+class GuardRules:
+    """The checks above over a request head, pure: the Guard middleware and the direct
+    /notify path of gateway/http_limits both ask `refusal`, so they cannot disagree."""
+
     def __init__(
-        self,
-        app: ASGIApp,
-        *,
-        hosts: Iterable[str],
-        token: str | None,
-        dashboard: DashboardAuth | None = None,
+        self, *, hosts: Iterable[str], token: str | None, dashboard: DashboardAuth | None = None
     ) -> None:
-        self.app = app
         self.hosts = frozenset(hosts)
         self.token = f"Bearer {token}".encode() if token else None
         self.dashboard = dashboard
 
-    def _same_origin(self, origin: str, scope: Scope) -> bool:
+    def _same_origin(self, origin: str, scheme: str, server: tuple[str, int | None] | None) -> bool:
         """Origin names this very server: its scheme, an allowed host name, its port."""
         try:
             parts = urlsplit(origin)
             port = parts.port
         except ValueError:
             return False
-        scheme = scope.get("scheme", "http")
-        server = scope.get("server")
         if parts.scheme != scheme or (parts.hostname or "").lower() not in self.hosts:
             return False
         if parts.path not in ("", "/") or parts.query or parts.username is not None:
@@ -93,56 +88,71 @@ class Guard:
         listening = server[1] if server else None
         return (port or _DEFAULT_PORTS.get(scheme)) == listening
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    def refusal(
+        self,
+        method: str,
+        path: str,
+        raw_headers: Iterable[tuple[bytes, bytes]],
+        scheme: str = "http",
+        server: tuple[str, int | None] | None = None,
+    ) -> tuple[int, str] | None:
+        """(status, message) when the request is refused, None when it may pass."""
         headers: dict[bytes, list[bytes]] = {}
-        for name, value in scope["headers"]:
+        for name, value in raw_headers:
             headers.setdefault(name, []).append(value)
         hosts, origins = headers.get(b"host", []), headers.get(b"origin", [])
         if len(hosts) > 1 or len(origins) > 1:
-            await _refuse(send, 400, "more than one Host or Origin header")
-            return
+            return 400, "more than one Host or Origin header"
         host = hosts[0].decode("latin-1") if hosts else ""
         if not _HOST_SHAPE.fullmatch(host) or _hostname(host) not in self.hosts:
-            await _refuse(send, 421, f"Host {host!r} is not allowed (DNS-rebinding protection)")
-            return
-        own_page = bool(origins) and self._same_origin(origins[0].decode("latin-1"), scope)
+            return 421, f"Host {host!r} is not allowed (DNS-rebinding protection)"
+        own_page = bool(origins) and self._same_origin(origins[0].decode("latin-1"), scheme, server)
         if origins and not own_page:
-            await _refuse(
-                send, 403, "Origin is not allowed: only this server's own origin may call it"
-            )
-            return
+            return 403, "Origin is not allowed: only this server's own origin may call it"
         if any(
             site.strip().lower() in _REFUSED_FETCH_SITES
             for site in headers.get(b"sec-fetch-site", [])
         ):
-            await _refuse(send, 403, "cross-site browser requests are refused (Sec-Fetch-Site)")
-            return
-        if self.token is not None and scope["path"] not in _OPEN_PATHS:
+            return 403, "cross-site browser requests are refused (Sec-Fetch-Site)"
+        if self.token is not None and path not in _OPEN_PATHS:
             given = b"".join(headers.get(b"authorization", [])[:1])
             if not hmac.compare_digest(given, self.token):
-                if not _is_dashboard(scope["path"]):
-                    await _refuse(send, 401, "missing or wrong bearer token (LIVE_MEMORY_TOKEN)")
-                    return
+                if not _is_dashboard(path):
+                    return 401, "missing or wrong bearer token (LIVE_MEMORY_TOKEN)"
                 cookie = b"; ".join(headers.get(b"cookie", [])).decode("latin-1")
                 if self.dashboard is None or not self.dashboard.session_valid(cookie_value(cookie)):
-                    await _refuse(
-                        send,
+                    return (
                         401,
                         "not logged in (LIVE_MEMORY_TOKEN is set): "
                         "run `live-memory dashboard` for a login link",
                     )
-                    return
         # A form on one of this server's own pages (the dashboard) proves where it comes from
         # with its exact Origin, which no other page can send; everyone else speaks JSON.
-        if scope["method"] == "POST" and not own_page:
+        if method == "POST" and not own_page:
             types = headers.get(b"content-type", [])
             if len(types) != 1 or not is_json_media_type(types[0]):
-                await _refuse(
-                    send, 415, "POST bodies must be sent as Content-Type: application/json"
-                )
+                return 415, "POST bodies must be sent as Content-Type: application/json"
+        return None
+
+
+class Guard:
+    """The rules as pure ASGI middleware, in front of every route."""
+
+    def __init__(self, app: ASGIApp, *, rules: GuardRules) -> None:
+        self.app = app
+        self.rules = rules
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refused = self.rules.refusal(
+                scope["method"],
+                scope["path"],
+                scope["headers"],
+                scope.get("scheme", "http"),
+                scope.get("server"),
+            )
+            if refused is not None:
+                await _refuse(send, *refused)
                 return
         await self.app(scope, receive, send)
 

@@ -15,7 +15,10 @@ included. This protocol, a thin subclass of uvicorn's, adds three rules:
   only when every connection is serving a parsed request (up to MAX_CONNECTIONS plus
   CONNECTION_HEADROOM) is the newcomer closed. Parsed requests are never shed.
 
-Body deadlines stay with the routes (`body.read_body`, also used in front of /mcp).
+Body deadlines stay with the routes (`body.read_body`, also used in front of /mcp), except
+for a `POST /notify` the protocol answers itself (gateway/notify_direct): its body is due
+within the request timeout from the end of its head, like `read_body`'s, and a connection
+waiting for it counts as serving a parsed request.
 """
 
 from __future__ import annotations
@@ -27,10 +30,15 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from live_memory.config import constants as C
+from live_memory.gateway.notify_direct import DirectNotify
 
 __all__ = ["limited_http_protocol"]
 
 logger = logging.getLogger(__name__)
+
+
+_NOTIFY_URL = b"/notify"
+_OK_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
 
 
 def _reply(status: int, reason: str, message: str) -> bytes:
@@ -50,6 +58,7 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
     head_timeout_s: float = C.REQUEST_BODY_TIMEOUT_S
     max_head_bytes: int = C.MAX_HEADER_BYTES
     max_connections: int = C.MAX_CONNECTIONS
+    direct: DirectNotify | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -57,10 +66,16 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._in_head = True
         self._head_timer: asyncio.TimerHandle | None = None
         self._waiting_since = 0.0
+        self._direct_body: bytearray | None = None
+        """The body of a /notify this protocol answers itself, while it arrives."""
+        self._answered = False
+        """A direct /notify was answered while parsing the current chunk."""
 
     # --- state ---------------------------------------------------------------------------
     def _busy(self) -> bool:
         """A parsed request is being served on this connection (never shed)."""
+        if self._direct_body is not None:
+            return True
         return self.cycle is not None and not self.cycle.response_complete
 
     def _arm_head_timer(self) -> None:
@@ -90,7 +105,10 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        self._answered = False
         super().data_received(data)
+        if self._answered:  # `data` held a request answered just now, not a new head
+            return
         if self._in_head and not self.transport.is_closing():
             self._head_bytes += len(data)
             if self._head_bytes > self.max_head_bytes:
@@ -111,7 +129,40 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._cancel_head_timer()
+        if self._take_direct():
+            self._arm_head_timer()  # now the body's deadline
+            return
         super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        if self._direct_body is not None:
+            self._direct_body += body  # at most the declared length, within the body cap
+            return
+        super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        if self._direct_body is None:
+            super().on_message_complete()
+            return
+        body, self._direct_body = bytes(self._direct_body), None
+        self._cancel_head_timer()
+        payload = self.direct.answer(body) if self.direct is not None else None
+        if payload is None:  # replay: uvicorn serves it as if the request arrived just now
+            super().on_headers_complete()
+            super().on_body(body)
+            super().on_message_complete()
+            return
+        keep_alive = self.parser.should_keep_alive()
+        head = [_OK_HEAD, b"content-length: %d\r\n" % len(payload)]
+        head.extend(b"%s: %s\r\n" % pair for pair in self.server_state.default_headers)
+        if not keep_alive:
+            head.append(b"connection: close\r\n")
+        head.extend((b"\r\n", payload))
+        self.transport.write(b"".join(head))  # head and body in one send
+        self._answered = True
+        if not keep_alive:
+            self.transport.close()
+        self.on_response_complete()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -120,8 +171,34 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
             self._head_bytes = 0
             self._arm_head_timer()  # the next request's head is due like the first one's
 
+    def _take_direct(self) -> bool:
+        """A POST /notify the protocol answers itself (see gateway/notify_direct)."""
+        direct = self.direct
+        if direct is None or self.url != _NOTIFY_URL or self.expect_100_continue:
+            return False
+        if (self.cycle is not None and not self.cycle.response_complete) or self.pipeline:
+            return False  # behind a request still being served: keep the order
+        if self.parser.get_http_version() != "1.1" or self.parser.should_upgrade():
+            return False
+        length = direct.body_length(
+            self.parser.get_method(), self.headers, self.scheme or "http", self.server
+        )
+        if length is None:
+            return False
+        self._direct_body = bytearray()
+        return True
+
     def _head_timed_out(self) -> None:
         self._head_timer = None
+        if self._direct_body is not None:
+            self._direct_body = None
+            self._refuse(
+                408,
+                "Request Timeout",
+                f"the body did not arrive within LIVE_MEMORY_REQUEST_TIMEOUT_S "
+                f"({self.head_timeout_s:g} s)",
+            )
+            return
         if self._busy():
             return
         if self._head_bytes == 0 and self.cycle is not None:
@@ -153,11 +230,15 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
 
 
 def limited_http_protocol(
-    *, head_timeout_s: float, max_head_bytes: int = C.MAX_HEADER_BYTES
+    *,
+    head_timeout_s: float,
+    max_head_bytes: int = C.MAX_HEADER_BYTES,
+    direct: DirectNotify | None = None,
 ) -> type[HttpToolsProtocol]:
-    """uvicorn's httptools protocol with the limits above (pass as `uvicorn.Config(http=...)`)."""
+    """uvicorn's httptools protocol with the limits above (pass as `uvicorn.Config(http=...)`),
+    answering `POST /notify` itself when `direct` is given."""
     return type(
         "LimitedHttpToolsProtocol",
         (_LimitedHttpToolsProtocol,),
-        {"head_timeout_s": head_timeout_s, "max_head_bytes": max_head_bytes},
+        {"head_timeout_s": head_timeout_s, "max_head_bytes": max_head_bytes, "direct": direct},
     )
