@@ -119,14 +119,18 @@ def test_an_idle_workspace_actor_is_passivated_and_recreated_from_its_snapshot(
     assert IDLE_S < 900  # the other gateways' actors keep the default idle time
 
 
+def _answered_once(ray_set: RaySet, name: str) -> tuple[Path, dict[str, Any], int]:
+    """A workspace with one question answered: its repo, /stats, and the model calls so far."""
+    repo = ray_set.repo(name)
+    assert _ask(ray_set.a.url, repo, "warm-up?").status_code == 200
+    return repo, _stats(ray_set.a.url, repo), len(ray_set.fake.requests)
+
+
 def test_a_question_in_flight_when_its_actor_dies_is_answered_and_counted_once(
     ray_set: RaySet,
 ) -> None:
-    repo = ray_set.repo("in-flight")
-    assert _ask(ray_set.a.url, repo, "warm-up?").status_code == 200
-    before = _stats(ray_set.a.url, repo)
+    repo, before, seen = _answered_once(ray_set, "in-flight")
     pid = _pid(_host_row(ray_set.a.url, repo))
-    seen = len(ray_set.fake.requests)
     gate = ray_set.fake.hold()
 
     with ThreadPoolExecutor(1) as pool:
@@ -166,10 +170,7 @@ def _probe(ray_set: RaySet, repo: Path, key: str) -> list[dict[str, Any]]:
 def test_a_question_resent_with_its_key_is_answered_once_even_after_the_actor_died(
     ray_set: RaySet,
 ) -> None:
-    repo = ray_set.repo("resent")
-    assert _ask(ray_set.a.url, repo, "warm-up?").status_code == 200
-    before = _stats(ray_set.a.url, repo)
-    seen = len(ray_set.fake.requests)
+    repo, before, seen = _answered_once(ray_set, "resent")
 
     # One send, the actor's process killed, the same key sent twice to the restarted actor.
     first, *resent, pids = _probe(ray_set, repo, "key-1")
