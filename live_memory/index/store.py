@@ -80,6 +80,8 @@ class SymbolStore(SqliteStore):
     def __init__(self, path: Path, open_stores: OpenStores | None = None) -> None:
         self._parked = False
         self._open_stores = open_stores
+        self.writes = 0
+        """Write transactions since the last checkpoint (a parked store's close did one)."""
         super().__init__(path, _SCHEMA)
         self._upgrade()
 
@@ -87,6 +89,8 @@ class SymbolStore(SqliteStore):
         db = super()._open()
         try:
             db.execute(f"PRAGMA cache_size=-{C.INDEX_SQLITE_CACHE_KIB}")
+            # No checkpoint inside a commit: the index thread runs one when idle (checkpoint).
+            db.execute("PRAGMA wal_autocheckpoint=0")
         except sqlite3.Error as exc:
             db.close()
             raise KnowledgeError(f"{self.label} {self.path} cannot be opened: {exc}") from exc
@@ -102,9 +106,10 @@ class SymbolStore(SqliteStore):
         """Close the connection until the next use (past INDEX_OPEN_DATABASES_MAX open)."""
         with self._lock:
             if self._db is not None:
-                self._db.close()
+                self._db.close()  # the last connection's close checkpoints the WAL
                 self._db = None
                 self._parked = True
+                self.writes = 0
 
     def close(self) -> None:
         with self._lock:
@@ -112,6 +117,21 @@ class SymbolStore(SqliteStore):
         super().close()
         if self._open_stores is not None:
             self._open_stores.forget(self)
+
+    def checkpoint(self, min_writes: int = 1) -> bool:
+        """Copy the WAL back into the database (PASSIVE: never waits on a reader) once at
+        least `min_writes` transactions were written since the last one; True when one ran."""
+        if self.writes < max(1, min_writes):
+            return False
+        with self._read() as db:
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        self.writes = 0
+        return True
+
+    def _wrote(self) -> None:
+        self.writes += 1
+        if self.writes >= C.INDEX_WAL_CHECKPOINT_WRITES:  # no idle moment for that long
+            self.checkpoint()
 
     def _upgrade(self) -> None:
         """An index of an older format is emptied (the next pass rebuilds it): one written
@@ -199,12 +219,14 @@ class SymbolStore(SqliteStore):
                     "INSERT INTO imports VALUES (?, ?)", [(path, m) for m in symbols.imports]
                 )
                 stored += 1
+        self._wrote()
         return stored
 
     def remove(self, paths: Iterable[str]) -> None:
         with self._transaction() as db:
             for path in paths:
                 self._drop(db, path)
+        self._wrote()
 
     @staticmethod
     def _drop(db: sqlite3.Connection, path: str) -> None:

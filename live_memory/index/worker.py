@@ -122,6 +122,15 @@ class SymbolIndexes:
         self._open.clear()
 
     # --- the thread ----------------------------------------------------------------------
+    def _checkpoint(self) -> None:
+        with self._cond:
+            stores = [index.store for index in self._open.values() if index.store.writes]
+        for store in stores:
+            try:
+                store.checkpoint(C.INDEX_WAL_IDLE_CHECKPOINT_WRITES)
+            except Exception:  # closed by a release meanwhile: its close checkpointed it
+                logger.debug("index checkpoint skipped for %s", store.path)
+
     def _next(self) -> tuple[WorkspaceIndex, str, bytes | None] | tuple[str, Iterator[None]] | None:
         with self._cond:
             while not self._stopped:
@@ -155,6 +164,8 @@ class SymbolIndexes:
                                 self._passes[key] = work
             except Exception:  # one bad file or a closed database must not stop the thread
                 logger.exception("symbol index work failed")
+            if not self._updates:  # nothing waits: the WAL's checkpoint delays no update
+                self._checkpoint()
             used = time.thread_time() - cpu
             if self._cpu_share < 1.0 and used > 0:
                 time.sleep(used * (1.0 / self._cpu_share - 1.0))

@@ -22,7 +22,7 @@ from live_memory.errors import LiveMemoryError
 from live_memory.hygiene import is_secret_path
 from live_memory.index.core_map import symbol_line
 from live_memory.index.extract import FileSymbols, extract_symbols
-from live_memory.index.languages import language_of
+from live_memory.index.languages import grammar_for, language_of
 from live_memory.index.store import FileStamp, SymbolRow, SymbolStore
 from live_memory.path_glob import glob_set
 from live_memory.tools import list_workspace_files, read_workspace_bytes
@@ -143,6 +143,10 @@ class WorkspaceIndex:
         each bounded slice (at most INDEX_SLICE_FILES files or INDEX_SLICE_MAX_S)."""
         listed = [p for p in list_workspace_files(self.root) if self.wanted(p)]
         self.total = len(listed)
+        # Each language's grammar loads once per process (40-260 ms): here, on the index
+        # thread, rather than in the first incremental update after a restart re-parsed nothing.
+        for language in sorted({lang for p in listed if (lang := language_of(p)) is not None}):
+            grammar_for(language)
         stamps = self.store.stamps()
         gone = set(stamps).difference(listed)
         if gone:

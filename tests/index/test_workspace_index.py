@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from live_memory.config import constants as C
 from live_memory.index import SymbolIndexes, WorkspaceIndex, question_names, render_core_map
 from live_memory.index.lookup import lookup_symbols
 from tests.support.repo import make_repo
@@ -120,3 +121,22 @@ def test_question_lookup_finds_the_definition_and_skips_what_the_prompt_holds(
     held = lookup_symbols(index, "where is load_config defined?", lambda line: True)
     assert held.found and held.lines == ()
     assert not lookup_symbols(index, "how does it work?", lambda line: False).found
+
+
+def test_the_wal_is_checkpointed_by_the_idle_index_thread_never_inside_an_update(
+    tmp_path: Path, indexes: SymbolIndexes
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = _open(indexes, repo)
+    with index.store._read() as db:
+        assert db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0  # none in a commit
+    before = index.store.writes  # the pass's own writes, fewer than the idle threshold
+    for i in range(C.INDEX_WAL_IDLE_CHECKPOINT_WRITES):
+        index.update("app/core.py", f"def load_config_{i}(path): pass\n".encode())
+    assert index.store.writes == before + C.INDEX_WAL_IDLE_CHECKPOINT_WRITES  # none inside
+    assert indexes.submit(index, "app/core.py", b"def load_config(path): pass\n")
+    assert indexes.wait_idle(30)
+    assert index.store.writes == 0  # the idle thread checkpointed
+    for _ in range(C.INDEX_WAL_CHECKPOINT_WRITES):  # a storm with no idle moment: bounded
+        index.update("app/core.py", f"def f_{index.store.writes}(): pass\n".encode())
+        assert index.store.writes < C.INDEX_WAL_CHECKPOINT_WRITES
