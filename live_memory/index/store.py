@@ -82,6 +82,8 @@ class SymbolStore(SqliteStore):
         self._open_stores = open_stores
         self.writes = 0
         """Write transactions since the last checkpoint (a parked store's close did one)."""
+        self._files: int | None = None
+        """Rows of `files`, counted once, then kept (only this store writes them)."""
         super().__init__(path, _SCHEMA)
         self._upgrade()
 
@@ -182,13 +184,17 @@ class SymbolStore(SqliteStore):
         past INDEX_MAX_FILES are not added (the index is full; known files still update)."""
         stored = 0
         with self._transaction() as db:
-            count = int(db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+            count = self._files if self._files is not None else self._count(db)
             for path, stamp, symbols in items:
                 known = db.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone()
                 if known is None and count >= C.INDEX_MAX_FILES:
                     continue
                 count += known is None
-                self._drop(db, path)
+                # An edit rarely changes what a file references: only the difference touches
+                # refs and refcount (and their indexes), so fewer pages go into the WAL.
+                self._set_refs(db, path, symbols.references)
+                for table in ("files", "defs", "imports"):
+                    db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
                 db.execute(
                     "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (
@@ -208,36 +214,49 @@ class SymbolStore(SqliteStore):
                         for d in symbols.definitions
                     ],
                 )
-                names = sorted(symbols.references)
-                db.executemany("INSERT INTO refs VALUES (?, ?)", [(path, n) for n in names])
-                db.executemany(
-                    "INSERT INTO refcount VALUES (?, 1) "
-                    "ON CONFLICT(name) DO UPDATE SET files = files + 1",
-                    [(n,) for n in names],
-                )
                 db.executemany(
                     "INSERT INTO imports VALUES (?, ?)", [(path, m) for m in symbols.imports]
                 )
                 stored += 1
+        self._files = count
         self._wrote()
         return stored
 
     def remove(self, paths: Iterable[str]) -> None:
         with self._transaction() as db:
+            count = self._files if self._files is not None else self._count(db)
             for path in paths:
-                self._drop(db, path)
+                self._set_refs(db, path, frozenset())
+                for table in ("defs", "imports"):
+                    db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
+                count -= db.execute("DELETE FROM files WHERE path = ?", (path,)).rowcount
+        self._files = count
         self._wrote()
 
     @staticmethod
-    def _drop(db: sqlite3.Connection, path: str) -> None:
-        names = [r[0] for r in db.execute("SELECT name FROM refs WHERE path = ?", (path,))]
-        db.executemany(
-            "UPDATE refcount SET files = files - 1 WHERE name = ?", [(n,) for n in names]
-        )
-        if names:
+    def _count(db: sqlite3.Connection) -> int:
+        return int(db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+
+    @staticmethod
+    def _set_refs(db: sqlite3.Connection, path: str, names: frozenset[str]) -> None:
+        """`path` references `names` now: refs and refcount follow the difference."""
+        old = {r[0] for r in db.execute("SELECT name FROM refs WHERE path = ?", (path,))}
+        gone, new = sorted(old - names), sorted(names - old)
+        if gone:
+            db.executemany(
+                "DELETE FROM refs WHERE path = ? AND name = ?", [(path, n) for n in gone]
+            )
+            db.executemany(
+                "UPDATE refcount SET files = files - 1 WHERE name = ?", [(n,) for n in gone]
+            )
             db.execute("DELETE FROM refcount WHERE files <= 0")
-        for table in ("files", "defs", "refs", "imports"):
-            db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
+        if new:
+            db.executemany("INSERT INTO refs VALUES (?, ?)", [(path, n) for n in new])
+            db.executemany(
+                "INSERT INTO refcount VALUES (?, 1) "
+                "ON CONFLICT(name) DO UPDATE SET files = files + 1",
+                [(n,) for n in new],
+            )
 
     # --- reading -------------------------------------------------------------------------
     def find(self, name: str, kind: str | None = None, limit: int = 50) -> list[SymbolRow]:
