@@ -172,7 +172,8 @@ def test_the_soft_deadline_holds_between_and_during_slow_tool_calls(
     result, elapsed = asyncio.run(go())
     assert result.timed_out and result.answer.startswith("[best-effort answer")
     assert "Reading app.py." in result.answer
-    assert elapsed < budget_s + 1.5, elapsed  # generous: a loaded machine
+    # Generous for a loaded machine, and still below the 15 x 0.5 s the reads would take.
+    assert elapsed < budget_s + 4.0, elapsed
     assert toolbox.started < calls or calls == 1
     assert len(fake.requests) == 1  # no model call after the deadline
 

@@ -244,13 +244,13 @@ def test_planning_at_ten_thousand_manifest_files_is_one_sort() -> None:
     for i in range(10_000):
         window.record_read(f"src/pkg{i // 100}/module_{i}.py", f"{i:064x}", 1000)
     marks = Watermarks(max_tokens=window.estimated_tokens(), threshold=0.85, floor=0.6)
-    start = time.perf_counter()
+    start = time.thread_time()  # this thread's CPU time: the work, which load does not stretch
     evicted = evict_manifest_lru(window, marks)
-    took = time.perf_counter() - start
+    took = time.thread_time() - start
     assert window.refrozen_tokens() <= marks.floor_tokens
     assert evicted > 3000
     # 12 s when the whole estimate was recomputed per evicted file; ~20 ms as one sort.
-    # The bound is loose on purpose: the machine may be loaded.
+    # The bound is loose on purpose (CPU time still varies with the machine).
     assert took < 1.0
 
 
