@@ -1,5 +1,9 @@
 """The server drains the plugin's spool itself: at start, and when a session names it, in order,
-once; the spool's lines are what plugin/scripts/notify.py writes while the server is down."""
+once; the spool's lines are what plugin/scripts/notify.py writes while the server is down.
+
+The drain at start is the app's lifespan, so each "start" here is the app served in process
+(`AppServer`) on the same data dir: no fresh interpreter per start. test_notify_spool starts
+`live-memory serve` itself after an outage."""
 
 from __future__ import annotations
 
@@ -12,11 +16,11 @@ import pytest
 
 from tests.e2e.conftest import provider_env
 from tests.plugin.conftest import PLUGIN, run_script
+from tests.support.app_server import AppServer, RunningServer
 from tests.support.fakes import FakeProvider, Text
 from tests.support.fixtures import TRANSCRIPT
-from tests.support.server_process import ServerProcess
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = pytest.mark.e2e
 
 SPOOL_WAIT_S = 30.0
 
@@ -44,11 +48,11 @@ def _drained(spool: Path) -> None:
 def _make_known(data: Path, fake: FakeProvider, repo: Path) -> None:
     """Give `repo` a snapshot, as a session before the outage would have: notifications for a
     workspace the server has never known create nothing, spooled or not."""
-    with ServerProcess(data, provider_env(fake, "anthropic")) as server:
+    with AppServer(data, provider_env(fake, "anthropic")) as server:
         _prompt_of_an_answer(server, fake, repo)
 
 
-def _prompt_of_an_answer(server: ServerProcess, fake: FakeProvider, repo: Path) -> str:
+def _prompt_of_an_answer(server: RunningServer, fake: FakeProvider, repo: Path) -> str:
     before = len(fake.requests)
     fake.responder = lambda recorded: Text("noted")  # answers, and summaries of the transcript
     reply = server.request("POST", "/api/ask", json={"question": "notes?", "cwd": str(repo)})
@@ -68,7 +72,7 @@ def test_a_spool_left_in_the_data_dir_is_replayed_at_start_in_order(
         b"a line no route takes",
         _write(repo, "version two, the last write"),
     )
-    with ServerProcess(data, provider_env(fake, "anthropic")) as server:
+    with AppServer(data, provider_env(fake, "anthropic")) as server:
         _drained(spool)
         prompt = _prompt_of_an_answer(server, fake, repo)
     assert "version two, the last write" in prompt
@@ -90,7 +94,7 @@ def test_a_session_naming_its_spool_gets_it_replayed_now_and_at_every_start(
         json.dumps({"route": "/api/enqueue", "body": enqueue}).encode(),
     )
     env = provider_env(fake, "anthropic")
-    with ServerProcess(data, env) as server:
+    with AppServer(data, env) as server:
         assert spool.exists()  # a plugin's own spool: the server has not heard of it yet
         hook_env = {
             "PATH": "/usr/bin:/bin",
@@ -113,6 +117,6 @@ def test_a_session_naming_its_spool_gets_it_replayed_now_and_at_every_start(
     assert json.loads((data / "spools.json").read_text()) == [str(plugin_data / "spool")]
 
     _spool(plugin_data / "spool", _write(repo, "written during the next outage"))
-    with ServerProcess(data, env) as server:
+    with AppServer(data, env) as server:
         _drained(spool)  # remembered: drained at start, no session needed
         assert "written during the next outage" in _prompt_of_an_answer(server, fake, repo)
