@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import threading
 import time
@@ -84,11 +85,12 @@ def test_idle_workspace_is_passivated_and_restored_on_the_next_question(
 ) -> None:
     env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_PASSIVATE_AFTER_S": "1"}
     fake.responder = lambda recorded: Text("answer")
-    with ServerProcess(tmp_path / "data", env) as server:
-        assert server.proc is not None
+    # In process: passivation is the app's; this process's threads are the server's plus the
+    # test's own (the fake, the client), which stay put while the workspace is passivated.
+    with AppServer(tmp_path / "data", env) as server:
         _warm(server, repo)
         assert _ask(server, repo, "first?").status_code == 200
-        busy_threads = _threads(server.proc.pid)
+        busy_threads = _threads(os.getpid())
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             kinds = [a["kind"] for a in server.request("GET", "/actors").json()]
@@ -97,7 +99,7 @@ def test_idle_workspace_is_passivated_and_restored_on_the_next_question(
             time.sleep(0.2)
         assert "workspace" not in kinds
         # Workspace actors run on the shared pool: passivation never adds a thread.
-        assert _threads(server.proc.pid) <= busy_threads
+        assert _threads(os.getpid()) <= busy_threads
         stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
         assert stats["messages_retained"] == 2
         assert _ask(server, repo, "second?").status_code == 200
@@ -148,6 +150,7 @@ def test_sigterm_during_a_question_finishes_it_and_the_snapshot_holds_it(
     assert code == 0
     assert result and result[0][0], result
     assert "answer under shutdown" in result[0][1]
-    with ServerProcess(tmp_path / "data", env) as again:
+    # The snapshot is read back by the app, not the process: served in process is enough.
+    with AppServer(tmp_path / "data", env) as again:
         stats = again.request("GET", "/stats", params={"cwd": str(repo)}).json()
     assert stats["messages_retained"] == 2
