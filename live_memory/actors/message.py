@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from live_memory.actors.runtime import Promise
+from live_memory.agent import QuestionProgress
 from live_memory.memory import CommitOutcome
 from live_memory.providers import CacheTtl, Usage
 from live_memory.workspace import Answer, EventKind, FileEvent, NotifyOutcome
@@ -106,6 +107,9 @@ class Ask:
     soft_deadline: float
     """time.monotonic() by which a (best-effort) answer must be on its way back."""
     reply: Promise[Answer]
+    progress: QuestionProgress | None = None
+    """Where the question's loop says what it is doing (the MCP tool's progress reports);
+    stays in this process (the Ray wire does not carry it)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSys
 from live_memory.actors.symbol_shell import index_events, index_paths, release_index
 from live_memory.actors.workspace_effects import EffectRunner
 from live_memory.actors.workspace_stats import workspace_stats
-from live_memory.agent import Services
+from live_memory.agent import QuestionProgress, Services
 from live_memory.errors import BudgetExhausted, ShuttingDown
 from live_memory.memory import Snapshots
 from live_memory.prompt_cache import CacheDecision
@@ -79,6 +79,8 @@ class WorkspaceActor(Actor, EffectRunner):
         self.root, self.path = root, Path(root)
         self.gateway, self.store = gateway, store
         self.slots: dict[int, Future[Any]] = {}
+        self.boards: dict[int, QuestionProgress] = {}
+        """Progress boards of the slots whose askers passed one (popped with the slot)."""
         self.slot_ids = itertools.count(1)
         self.passivating = False
         self.broken = False
@@ -121,6 +123,7 @@ class WorkspaceActor(Actor, EffectRunner):
     def deliver(self, slot: int, value: Any = None, *, error: BaseException | None = None) -> None:
         """Resolve a reply slot; one whose asker went away is silently skipped."""
         reply = self.slots.pop(slot, None)
+        self.boards.pop(slot, None)
         if reply is not None:
             resolve(reply, value, error=error)
 
@@ -195,6 +198,8 @@ class WorkspaceActor(Actor, EffectRunner):
             return
         self.ensure_tree()
         slot = self.slot(ask.reply)
+        if ask.progress is not None:
+            self.boards[slot] = ask.progress
         question = Question(slot, ask.question, ask.max_answer_tokens, ask.soft_deadline)
         self.event(lambda: self.state.ask(question, now))
 
@@ -236,6 +241,7 @@ class WorkspaceActor(Actor, EffectRunner):
         if not flush:  # a restart: the next incarnation adopts the forks still running
             for fork_id, flight in self.state.in_flight.items():
                 reply = self.slots.pop(flight.slot, None)
+                self.boards.pop(flight.slot, None)  # the running fork keeps its own
                 if reply is not None:
                     adopt = AdoptFork(fork_id, flight.base_version, reply)
                     self.gateway.tell(Route(self.root, adopt))

@@ -24,6 +24,7 @@ from live_memory.actors.runtime import ActorDeadError, ActorInfo, ActorRef, Acto
 from live_memory.actors.symbol_shell import core_map_of, index_covers, open_index, retrievers_of
 from live_memory.agent import (
     QuestionJob,
+    QuestionProgress,
     Services,
     fact_retrievers,
     resident_facts,
@@ -79,6 +80,7 @@ class EffectRunner:
     system: ActorSystem
     gateway: ActorRef[Any]
     slots: dict[int, Future[Any]]
+    boards: dict[int, QuestionProgress]
     info: ActorInfo
     forks: dict[int, ActorRef[Any]]
     symbols: WorkspaceIndex | None
@@ -239,7 +241,8 @@ class EffectRunner:
                 reply = self.slots.pop(effect.question.slot, None)
                 if reply is not None:
                     q = effect.question
-                    ask = Ask(q.question, q.max_answer_tokens, q.soft_deadline, reply)
+                    board = self.boards.pop(q.slot, None)
+                    ask = Ask(q.question, q.max_answer_tokens, q.soft_deadline, reply, board)
                     self.gateway.tell(Route(self.root, ask))
             case Drained():
                 self.deliver(effect.slot, None)
@@ -289,6 +292,7 @@ class EffectRunner:
                 *fact_retrievers(self.services, spec.window),
             ),
             core_map=core_map_of(self.symbols),
+            progress=self.boards.get(spec.slot),
             index_grounded=index_covers(
                 self.symbols, spec.window.tree, map_partial=self.map_partial
             ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from live_memory.agent.compactor import CoreMap, has_core_map, stable_tree, tree_chars
 from live_memory.agent.endpoint_speed import Budget, SpeedBoard, SpeedSnapshot, question_budget
+from live_memory.agent.progress import ProgressPacer, ProgressSnapshot, QuestionProgress
 from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.question import (
     QuestionJob,
@@ -38,8 +39,11 @@ __all__ = [
     "SYSTEM_PROMPT",
     "Budget",
     "CoreMap",
+    "ProgressPacer",
+    "ProgressSnapshot",
     "QuestionJob",
     "QuestionOutcome",
+    "QuestionProgress",
     "Retrieval",
     "RetrievalPart",
     "Retriever",

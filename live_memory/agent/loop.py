@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from live_memory.agent.grounding import (
@@ -19,11 +19,18 @@ from live_memory.agent.grounding import (
     forced_tool_support,
     guard_action,
 )
+from live_memory.agent.loop_result import (
+    LoopResult,
+    StopReason,
+    best_effort,
+    finish,
+    no_answer,
+)
+from live_memory.agent.progress import QuestionProgress
 from live_memory.agent.prompt import COLD_MEMORY_NUDGE, FINAL_ANSWER_NUDGE, grounding_turn
 from live_memory.agent.reply_check import (
     correction_for,
     judge_reply,
-    no_answer_text,
     partial_answer,
 )
 from live_memory.agent.tool_runs import SKIPPED, ToolBudget, check_here, run_tool, search_here
@@ -31,22 +38,18 @@ from live_memory.config import constants as C
 from live_memory.memory import Window, build_request
 from live_memory.providers import (
     CacheTtl,
-    CallTimings,
     ChatResponse,
     Message,
     Provider,
     StreamTap,
     TextBlock,
     ToolResultBlock,
-    Usage,
 )
-from live_memory.tools import FileRead, Toolbox
+from live_memory.tools import Toolbox
 
 __all__ = ["LoopLimits", "LoopResult", "StopReason", "run_agent_loop"]
 
 logger = logging.getLogger(__name__)
-
-StopReason = Literal["answered", "max_iterations", "timed_out", "max_tokens"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,39 +71,6 @@ class LoopLimits:
     local: bool = False
     """A model server on the user's machine: the cold guard checks a first answer with its
     own search instead of paying a second model call (grounding.check_here)."""
-
-
-@dataclass(slots=True)
-class LoopResult:
-    answer: str = ""
-    stop_reason: StopReason = "answered"
-    usage: Usage = field(default_factory=Usage)
-    usage_by_call: list[Usage] = field(default_factory=list)
-    tool_calls: int = 0
-    reads: list[FileRead] = field(default_factory=list)
-    iterations: int = 0
-    model: str = ""
-    provider_s: float = 0.0
-    """Wall time spent waiting on the provider (the rest is our own overhead)."""
-    timings: list[CallTimings] = field(default_factory=list)
-    """Each finished call's timings (the endpoint's measured speed is learnt from them)."""
-    unverified: bool = False
-    """The answer was given before anything grounded it (the caller adds a note)."""
-    checked: str = ""
-    """The cold guard's check of the answer's names (shown with the answer, not stored)."""
-    storable: bool = True
-    """False when the answer is our notice that the model gave none: not for the history."""
-    forced_tool_ignored: bool = False
-    non_answer: str = ""
-    """The kind of the last reply that was not an answer (call_shaped, echo, ...), if any."""
-
-    @property
-    def timed_out(self) -> bool:
-        return self.stop_reason == "timed_out"
-
-    @property
-    def files_read(self) -> int:
-        return len({r.path for r in self.reads})
 
 
 def _is_cold(window: Window) -> bool:
@@ -129,6 +99,7 @@ async def run_agent_loop(
     limits: LoopLimits,
     cache_key: str | None = None,
     clock: Callable[[], float] = time.monotonic,
+    progress: QuestionProgress | None = None,
 ) -> LoopResult:
     """Run one question on `window` (a private copy; calibration is its only mutation).
 
@@ -168,7 +139,7 @@ async def run_agent_loop(
             cache_ttl=limits.cache_ttl,
             min_cache_tokens=limits.cache_min_tokens,
         )
-        tap = StreamTap()
+        tap = progress.model_call() if progress is not None else StreamTap()
         request = replace(request, tap=tap)
         force_tool = False
         called = clock()
@@ -204,7 +175,7 @@ async def run_agent_loop(
                 answering_guard == "searched" and verdict.kind == "refusal"
             ):
                 # A forced tool ignored, or a refusal after our search: keep the first answer.
-                _finish(result, response, kept or verdict.text, unverified=True)
+                finish(result, response, kept or verdict.text, unverified=True)
                 break
             action = guard_action(
                 cold=cold and kept is None,
@@ -214,6 +185,8 @@ async def run_agent_loop(
                 local=limits.local,
             )
             if action == "check_here":
+                if progress is not None:
+                    progress.tool("Grep (checking the answer's names)")
                 checked = await check_here(
                     toolbox, question_turn, verdict.text, limits.soft_deadline, clock
                 )
@@ -221,7 +194,7 @@ async def run_agent_loop(
                     result.tool_calls += checked.searches
                     result.checked = checked_note(checked)
                 unverified = checked is None or not checked.all_found
-                _finish(result, response, verdict.text, unverified=unverified)
+                finish(result, response, verdict.text, unverified=unverified)
                 break
             if action == "force_tool":
                 kept, grounding, force_tool = verdict.text, "forced", True
@@ -231,11 +204,13 @@ async def run_agent_loop(
                 ]
                 continue
             if action == "search_here":
+                if progress is not None:
+                    progress.tool("Grep (grounding search)")
                 found = await search_here(
                     toolbox, question_turn, verdict.text, limits.soft_deadline, clock
                 )
                 if found is None:  # nothing to search for, or no time: keep it, say so
-                    _finish(result, response, verdict.text, unverified=True)
+                    finish(result, response, verdict.text, unverified=True)
                     break
                 terms, output = found
                 result.tool_calls += 1
@@ -245,18 +220,18 @@ async def run_agent_loop(
                     Message("user", (TextBlock(grounding_turn(terms, budget.take(output))),)),
                 ]
                 continue
-            _finish(result, response, verdict.text)
+            finish(result, response, verdict.text)
             break
         if verdict is not None:  # not an answer: never returned, never stored
             result.non_answer = verdict.kind
             if kept is not None:
-                _finish(result, response, kept, unverified=True)
+                finish(result, response, kept, unverified=True)
                 break
             if not corrected and not final_turn:
                 corrected = True
                 _with_user_text(loop, correction_for(verdict, tools))
                 continue
-            result.answer, result.storable = _no_answer(verdict.kind, result), False
+            result.answer, result.storable = no_answer(verdict.kind, result), False
             break
         if final_turn:
             result.answer = response.text.strip()
@@ -267,6 +242,8 @@ async def run_agent_loop(
         for call in calls:
             # The deadline holds between tool calls too: one turn may ask for many slow
             # reads, and the best-effort answer is due at the soft deadline, not after them.
+            if progress is not None:
+                progress.tool(call.name)
             outcome = await run_tool(
                 toolbox, call.name, call.arguments, limits.soft_deadline, clock
             )
@@ -279,31 +256,5 @@ async def run_agent_loop(
         loop.append(Message("user", tuple(results)))
 
     if result.stop_reason == "timed_out" or not result.answer:
-        result.answer = result.answer or _best_effort(last_text, result)
+        result.answer = result.answer or best_effort(last_text, result)
     return result
-
-
-def _finish(
-    result: LoopResult, response: ChatResponse, answer: str, *, unverified: bool = False
-) -> None:
-    result.answer, result.unverified = answer, unverified
-    if response.stop_reason == "max_tokens" and answer == response.text.strip():
-        result.stop_reason = "max_tokens"
-
-
-def _best_effort(last_text: str, result: LoopResult) -> str:
-    explored = sorted({r.path for r in result.reads})
-    lines = ["[best-effort answer: the time budget ran out before a complete answer]"]
-    if last_text:
-        lines.append(last_text)
-    if explored:
-        lines.append("Files examined so far: " + ", ".join(explored))
-    if not last_text and not explored:
-        lines.append("No findings yet; ask again or narrow the question.")
-    return "\n".join(lines)
-
-
-def _no_answer(kind: str, result: LoopResult) -> str:
-    explored = sorted({r.path for r in result.reads})
-    text = no_answer_text(kind)
-    return text + ("\nFiles examined so far: " + ", ".join(explored) if explored else "")

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from live_memory.agent.compactor import CompactionReport, CoreMap, compact_window
 from live_memory.agent.grounding import with_unverified_note
 from live_memory.agent.loop import LoopLimits, LoopResult, run_agent_loop
+from live_memory.agent.progress import QuestionProgress
 from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.retrieval import Retrieval, Retriever, append_retrieval, retrieve_all
 from live_memory.agent.services import Services
@@ -51,6 +52,8 @@ class QuestionJob:
     index_grounded: bool = False
     """The structural index covers the workspace and its core map is in the window's stable
     prefix (see `index_covers`): the memory is not cold, whatever the question names."""
+    progress: QuestionProgress | None = None
+    """The asker's progress board (MCP progress notifications), if it asked for one."""
 
 
 @dataclass(slots=True)
@@ -84,6 +87,8 @@ async def answer_question(
     started = time.monotonic()
     provider = services.require_provider()
     window = job.window
+    if job.progress is not None:
+        job.progress.stage("preparing the prompt")
     report = CompactionReport()
     compacted = await compact_window(
         window, services, gate=job.gate, report=report, core_map=job.core_map
@@ -114,6 +119,7 @@ async def answer_question(
             system_prompt=SYSTEM_PROMPT,
             limits=limits,
             cache_key=job.workspace_key,
+            progress=job.progress,
         )
 
     try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -18,15 +17,15 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from live_memory import __version__
+from live_memory.agent import QuestionProgress
 from live_memory.errors import LiveMemoryError
 from live_memory.gateway.ask_arguments import AnswerTokensParam, CwdParam, QuestionParam
+from live_memory.gateway.mcp_progress import report_progress
 from live_memory.gateway.service import LiveMemoryService
 
 __all__ = ["ASK_DESCRIPTION", "build_mcp_server"]
 
 logger = logging.getLogger(__name__)
-
-PROGRESS_INTERVAL_S = 10.0
 
 ASK_DESCRIPTION = """\
 Ask Live Memory, a persistent read-only memory of this repository, a question about the code:
@@ -84,21 +83,24 @@ def build_mcp_server(service: LiveMemoryService) -> MCPServer:
         ctx: Context,
         max_answer_tokens: AnswerTokensParam = None,
     ) -> str:
-        task = asyncio.ensure_future(service.ask(question, cwd, max_answer_tokens))
-        started = time.monotonic()
+        progress = QuestionProgress()
+
+        async def report(elapsed: float, message: str) -> None:
+            await ctx.report_progress(elapsed, None, message)
+
+        reporter = asyncio.ensure_future(report_progress(progress, report))
+        task = asyncio.ensure_future(service.ask(question, cwd, max_answer_tokens, progress))
         try:
-            while True:
-                done, _ = await asyncio.wait({task}, timeout=PROGRESS_INTERVAL_S)
-                if done:
-                    break
-                # Each progress event resets the client's read timer on long answers.
-                await ctx.report_progress(time.monotonic() - started, None, "thinking")
-            return task.result().text
+            await asyncio.wait({task, reporter}, return_when=asyncio.FIRST_COMPLETED)
+            if not task.done():  # the reporter failed (the client went away): so be it
+                reporter.result()
+            return (await task).text
         except (LiveMemoryError, TimeoutError) as exc:
             raise ToolError(str(exc)) from exc
         finally:
-            if not task.done():
-                task.cancel()
+            for running in (reporter, task):
+                if not running.done():
+                    running.cancel()
 
     if service.settings.async_tools:
         _add_async_tools(server, service)

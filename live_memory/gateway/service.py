@@ -26,7 +26,7 @@ from live_memory.actors import (
     Reset,
     Route,
 )
-from live_memory.agent import clamp_answer_tokens
+from live_memory.agent import QuestionProgress, clamp_answer_tokens
 from live_memory.config import canonical_workspace
 from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError, ShuttingDown, UnknownWorkspace
@@ -63,9 +63,16 @@ class LiveMemoryService(ServerSide):
         self.services.require_provider()
         return text, where, tokens
 
-    async def ask(self, question: object, cwd: object, max_answer_tokens: object = None) -> Answer:
-        """Answer a question. Raises InputError, NoProviderConfigured, ProviderError,
-        ShuttingDown, Busy, or TimeoutError at the hard backstop."""
+    async def ask(
+        self,
+        question: object,
+        cwd: object,
+        max_answer_tokens: object = None,
+        progress: QuestionProgress | None = None,
+    ) -> Answer:
+        """Answer a question (its loop reports on `progress`, if given). Raises InputError,
+        NoProviderConfigured, ProviderError, ShuttingDown, Busy, or TimeoutError at the hard
+        backstop."""
         # The check stats the workspace directory on the loop: a hop to the blocking pool per
         # question delayed admission enough to reorder a burst (a full queue then 429'd fewer).
         text, where, tokens = self.check_ask(question, cwd, max_answer_tokens)
@@ -73,7 +80,7 @@ class LiveMemoryService(ServerSide):
         reply: Future[Answer] = Future()
         self._asking.add(reply)
         reply.add_done_callback(self._asking.discard)
-        self._send(where, Ask(text, tokens, time.monotonic() + budget, reply))
+        self._send(where, Ask(text, tokens, time.monotonic() + budget, reply, progress))
         try:
             return await wait_reply(reply, budget + C.HARD_DEADLINE_MARGIN_S)
         except TimeoutError:

@@ -4,7 +4,8 @@ llama.cpp's `llama-server` and of llama-cpp-python (tests/support/fakes/fake_loc
 Issue 18's faults 4-8 as the caller sees them: the endpoint probed for its context size (and
 said so when it cannot be), budgets from the measured speed, honest cache figures and the
 `truncated` flag in the trailer, giving up closing the stream on the server, progress reaching
-an MCP client that asked for it.
+an MCP client that asked for it and saying what is happening (model call n, the tool running,
+tokens streamed so far).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +24,8 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from live_memory.config import constants as C
-from live_memory.gateway import mcp_tools
 from tests.support.app_server import AppServer
-from tests.support.fakes import FakeLocalServer, Flavour, Says
+from tests.support.fakes import FakeLocalServer, Flavour, Says, WritesCall
 from tests.support.mcp_client import call_tool
 from tests.support.repo import make_repo
 
@@ -187,11 +188,14 @@ def test_giving_up_closes_the_stream_and_the_server_stops_generating(
     assert all(r.body.get("stream") for r in fake.chat_requests)
 
 
-async def _ask_with_progress(url: str, arguments: dict[str, str]) -> tuple[str, list[float]]:
-    seen: list[float] = []
+async def _ask_with_progress(
+    url: str, arguments: dict[str, str], on_message: Callable[[str], None]
+) -> tuple[str, list[float]]:
+    elapsed: list[float] = []
 
     async def progress(done: float, total: float | None, message: str | None) -> None:
-        seen.append(done)
+        elapsed.append(done)
+        on_message(message or "")
 
     async with (
         streamable_http_client(f"{url}/mcp") as (read, write),
@@ -199,19 +203,28 @@ async def _ask_with_progress(url: str, arguments: dict[str, str]) -> tuple[str, 
     ):
         await session.initialize()
         result = await session.call_tool("ask_live_memory", arguments, progress_callback=progress)
-    return "".join(getattr(c, "text", "") for c in result.content), seen
+    return "".join(getattr(c, "text", "") for c in result.content), elapsed
 
 
-def test_progress_reaches_a_client_that_asked_for_it(
-    llama_server: tuple[FakeLocalServer, AppServer, Path], monkeypatch: pytest.MonkeyPatch
+def test_progress_says_which_model_call_which_tool_and_how_many_tokens(
+    llama_server: tuple[FakeLocalServer, AppServer, Path],
 ) -> None:
     fake, server, repo = llama_server
-    monkeypatch.setattr(mcp_tools, "PROGRESS_INTERVAL_S", 0.05)
-    fake.pace = 0.02  # a couple of seconds of simulated prefill and generation
-    try:
-        arguments = {"question": "Which module holds the parser?", "cwd": str(repo)}
-        text, seen = asyncio.run(_ask_with_progress(server.url, arguments))
-    finally:
-        fake.pace = 0.0
+    mid_answer = threading.Event()  # the second call streams its first piece, then waits
+    fake.script(WritesCall("Grep", {"pattern": "ArgumentParser"}), Says(ANSWER, hold=mid_answer))
+    messages: list[str] = []
+
+    def seen(message: str) -> None:
+        messages.append(message)
+        if message.startswith("model call 2: ~"):  # tokens streamed, reported mid-answer
+            mid_answer.set()
+
+    arguments = {"question": "Which module holds the parser?", "cwd": str(repo)}
+    text, elapsed = asyncio.run(_ask_with_progress(server.url, arguments, seen))
+
     assert ANSWER in text
-    assert seen and seen == sorted(seen)
+    assert mid_answer.is_set(), messages  # released by a report, not by the fake's timeout
+    assert elapsed == sorted(elapsed)
+    streamed = next(m for m in messages if m.startswith("model call 2: ~"))
+    assert re.match(r"model call 2: ~\d+ tokens streamed so far; 1 tool call\(s\): Grep", streamed)
+    assert "tokens streamed in all" in streamed  # call 1 wrote the Grep call as text

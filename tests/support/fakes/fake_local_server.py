@@ -60,6 +60,8 @@ LocalResponder = Callable[[Recorded], Behaviour]
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 DEFAULT_BEHAVIOUR: Behaviour = Says("I could not find that in the repository.")
 _STREAM_PIECE_CHARS = 12
+HOLD_MAX_S = 60.0
+"""A held reply goes on after this even if the test never released it (a failing test)."""
 
 
 class FakeLocalServer(ServedFake):
@@ -235,10 +237,19 @@ class FakeLocalServer(ServedFake):
             self.flavour, total, cache_n, predicted, (self.prefill_tps, self.generate_tps)
         )
         chat_id = f"chatcmpl-local{next(self._ids):05d}"
+        hold = behaviour.hold if isinstance(behaviour, Says) else None
         if body.get("stream"):
             return self._stream(
-                chat_id, content, calls=calls, finish=finish, tail=tail, prompt_n=total - cache_n
+                chat_id,
+                content,
+                calls=calls,
+                finish=finish,
+                tail=tail,
+                prompt_n=total - cache_n,
+                hold=hold,
             )
+        if hold is not None:
+            await asyncio.to_thread(hold.wait, HOLD_MAX_S)
         with self._cond:
             self._busy += 1
         try:
@@ -293,6 +304,7 @@ class FakeLocalServer(ServedFake):
         finish: str,
         tail: tuple[dict[str, Any], dict[str, Any] | None],
         prompt_n: int,
+        hold: threading.Event | None = None,
     ) -> StreamingResponse:
         step = _STREAM_PIECE_CHARS
         pieces = [content[i : i + step] for i in range(0, len(content), step)]
@@ -310,9 +322,11 @@ class FakeLocalServer(ServedFake):
             try:
                 await self._sleep(_seconds(prompt_n, self.prefill_tps))
                 yield chunk({"role": "assistant", "content": ""})
-                for piece in pieces:
+                for number, piece in enumerate(pieces):
                     await self._sleep(piece_s)
                     yield chunk({"content": piece})
+                    if number == 0 and hold is not None:
+                        await asyncio.to_thread(hold.wait, HOLD_MAX_S)
                 for index, call in enumerate(calls):
                     yield chunk({"tool_calls": [{"index": index, **call}]})
                 yield chunk({}, end=True)

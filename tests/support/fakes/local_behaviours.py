@@ -15,6 +15,7 @@ the latest tool result, an imitation copies an earlier turn. None of them produc
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,9 @@ class Says:
     text: str
     truncated: bool = False
     """Cut at `max_tokens` (`finish_reason: "length"`)."""
+    hold: threading.Event | None = None
+    """A streamed reply pauses after its first piece until the test sets this event (a
+    model mid-answer for as long as the test needs, not for a guessed time)."""
 
 
 @dataclass(frozen=True, slots=True)
