@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from live_memory.hygiene.binary import looks_binary
-from live_memory.hygiene.secret import is_secret_path, redact_secrets
+from live_memory.hygiene.secret import is_secret_path, redact_lines, redact_secrets
 
-__all__ = ["is_secret_path", "looks_binary", "redact_secrets"]
+__all__ = ["is_secret_path", "looks_binary", "redact_lines", "redact_secrets"]

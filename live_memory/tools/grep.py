@@ -1,8 +1,8 @@
 """The Grep tool: resolve what to search, let the engine (`ripgrep.py`, or `grep_fallback.py`
 without rg) search it, show what was found. Only what is returned is checked: hits pass the
 scope (secrets, git internals, the monitoring scope); the lines shown are read again through
-the jail (no byte from outside the root, whatever a race made rg see) and redacted with the
-line before them; inside a private key's PEM block they are withheld whole.
+the jail (no byte from outside the root, whatever a race made rg see) and redacted in one
+call; inside a private key's PEM block they are withheld whole.
 """
 
 from __future__ import annotations
@@ -12,18 +12,18 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Literal, NamedTuple, cast
 
 from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError
-from live_memory.hygiene import redact_secrets
+from live_memory.hygiene import redact_lines
 from live_memory.path_glob import PathGlob, compile_glob
 from live_memory.tools.arguments import BadToolArguments, ToolArgs
 from live_memory.tools.beneath import inside_root
 from live_memory.tools.jail import check_regular, open_in_root
 from live_memory.tools.outcome import ToolOutcome
 from live_memory.tools.scope import Scope
-from live_memory.tools.text import decode_text, split_lines
+from live_memory.tools.text import decode_text
 
 __all__ = ["FileHits", "GrepEngine", "GrepMode", "GrepQuery", "GrepTarget", "run_grep"]
 
@@ -61,13 +61,13 @@ class GrepTarget:
         return self.glob is None or self.glob.matches(rest) != self.exclude
 
 
-@dataclass(frozen=True, slots=True)
-class FileHits:
-    count: int  # matching lines (at most `per_file_cap` in content mode; 1 in files mode)
-    records: bytes = b""  # content mode: rg's `N:...` records, one per line, ascending
+class FileHits(NamedTuple):  # a tuple: 20k of them are built per search
+    matched: int  # lines (at most `per_file_cap` in content mode; 1 in files mode)
+    records: bytes = b""  # content mode: rg's `N:...` records, one per line, ascending ...
+    end: int = 0  # ... up to here (rg's output is kept whole, not copied per file)
 
     def line_numbers(self) -> list[int]:
-        return [int(number) for number in _NUMBER.findall(self.records)]
+        return [int(number) for number in _NUMBER.findall(self.records, 0, self.end)]
 
 
 # (scope, query, target, deadline) -> hits per workspace-relative file; BadToolArguments for
@@ -98,28 +98,31 @@ def run_grep(scope: Scope, args: ToolArgs, *, engine: GrepEngine) -> ToolOutcome
         case = "case-insensitive" if ignore_case else "case-sensitive"
         return ToolOutcome(text=f"No matches for {pattern!r} ({case}) in {where}.")
     total, complete, header, summary = len(found), True, "", ""
+    matched = sum(hits.matched for hits in found.values())
     if mode == "content":
-        lines: list[str] = []
+        rows: list[tuple[str, int, str]] = []
         for rel in sorted(found):  # the first `limit` lines, files in path order
-            wanted = found[rel].line_numbers()[: limit - len(lines)]
-            lines.extend(f"{rel}:{n}:{text}" for n, text in _read_lines(scope, rel, wanted))
-            if len(lines) >= limit:
+            wanted = found[rel].line_numbers()[: limit - len(rows)]
+            rows.extend((rel, n, text) for n, text in _read_lines(scope, rel, wanted))
+            if len(rows) >= limit:
                 break
-        total = sum(hits.count for hits in found.values())
-        complete = all(hits.count <= limit for hits in found.values())
+        texts, most = redact_lines([t for _, _, t in rows]), C.GREP_MAX_LINE_CHARS
+        cut = [t[:most] + "… [line cut]" * (len(t) > most) for t in texts]  # never half a secret
+        lines = [f"{r}:{n}:{t}" for (r, n, _), t in zip(rows, cut, strict=True)]
+        total = matched
+        complete = all(hits.matched <= limit for hits in found.values())
     else:  # only paths that still open inside the root (not through a raced link)
         lines = inside_root(str(scope.root), sorted(found), limit + 1)
         if mode == "count":
-            lines = [f"{rel}:{found[rel].count}" for rel in lines]
-            summary = f"\n[{sum(h.count for h in found.values())} matching lines in {total} files]"
+            lines = [f"{rel}:{found[rel].matched}" for rel in lines]
+            summary = f"\n[{matched} matching lines in {total} files]"
         elif total <= limit:
             header = f"Found {total} file{'s' if total != 1 else ''}\n"
-    text = header + "\n".join(lines[:limit])
     if not complete:
-        return ToolOutcome(text=text + _CAPPED.format(min(len(lines), limit), _UNITS[mode]))
-    return ToolOutcome(
-        text=text + (_MORE.format(limit, total, _UNITS[mode]) if total > limit else summary)
-    )
+        summary = _CAPPED.format(min(len(lines), limit), _UNITS[mode])
+    elif total > limit:
+        summary = _MORE.format(limit, total, _UNITS[mode])
+    return ToolOutcome(text=header + "\n".join(lines[:limit]) + summary)
 
 
 def _target(scope: Scope, path: str | None, glob: str | None) -> tuple[GrepTarget, str]:
@@ -146,9 +149,9 @@ def _target(scope: Scope, path: str | None, glob: str | None) -> tuple[GrepTarge
 
 
 def _read_lines(scope: Scope, rel: str, wanted: list[int]) -> list[tuple[int, str]]:
-    """The wanted lines (ascending) of a file, streamed through the jail, redacted with the
-    line before (a key on one line, its value on the next); a line inside a PEM block (BEGIN
-    within GREP_REDACT_CONTEXT_LINES before, no END since) is withheld whole."""
+    """The wanted lines (ascending) of a file, streamed through the jail, not yet redacted
+    (no secret shape spans lines: `redact_lines` masks each alone); a line inside a PEM block
+    (BEGIN within GREP_REDACT_CONTEXT_LINES before, no END since) is withheld whole."""
     try:
         opened = open_in_root(scope.root, rel, secret_patterns=scope.secret_patterns)
         check_regular(opened.fd, rel)
@@ -156,7 +159,7 @@ def _read_lines(scope: Scope, rel: str, wanted: list[int]) -> list[tuple[int, st
         return []  # gone or swapped since rg saw it: nothing to show
     out: list[tuple[int, str]] = []
     pending = iter(wanted)
-    next_wanted, previous, pem_begin = next(pending, 0), b"", -C.GREP_REDACT_CONTEXT_LINES
+    next_wanted, pem_begin = next(pending, 0), -C.GREP_REDACT_CONTEXT_LINES
     with os.fdopen(opened.fd, "rb") as handle:
         for number, raw in enumerate(handle, 1):
             if not next_wanted:
@@ -164,18 +167,12 @@ def _read_lines(scope: Scope, rel: str, wanted: list[int]) -> list[tuple[int, st
             marker = b"-----" in raw
             if number == next_wanted:
                 in_pem = 0 < number - pem_begin <= C.GREP_REDACT_CONTEXT_LINES
-                if in_pem and not (marker and _PEM_END in raw):
-                    out.append((number, C.SECRET_REDACTION))
-                else:
-                    text, _ = redact_secrets(decode_text(previous + raw))
-                    line = (split_lines(text)[-1] if text else "").removesuffix("\r")
-                    if len(line) > (most := C.GREP_MAX_LINE_CHARS):
-                        line = f"{line[:most]}… [line cut]"
-                    out.append((number, line))
+                withheld = in_pem and not (marker and _PEM_END in raw)
+                text = decode_text(raw.rstrip(b"\n")).removesuffix("\r")
+                out.append((number, C.SECRET_REDACTION if withheld else text))
                 next_wanted = next(pending, 0)
             if marker and _PEM_BEGIN.search(raw):
                 pem_begin = number
             elif marker and _PEM_END in raw:
                 pem_begin = -C.GREP_REDACT_CONTEXT_LINES
-            previous = raw
     return out

@@ -78,7 +78,8 @@ def _child(
         numbers = [n for n, line in enumerate(split_lines(text), 1) if line_regex.search(line)]
         if numbers and query.mode == "content":
             kept = numbers[: query.per_file_cap]
-            found[rel] = FileHits(len(kept), b"".join(b"%d:\n" % n for n in kept))
+            records = b"".join(b"%d:\n" % n for n in kept)
+            found[rel] = FileHits(len(kept), records, len(records))
         elif numbers:
             found[rel] = FileHits(1 if query.mode == "files_with_matches" else len(numbers))
     sender.send(found)

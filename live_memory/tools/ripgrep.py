@@ -17,6 +17,7 @@ import subprocess
 import sysconfig
 import tempfile
 import time
+from itertools import repeat
 from pathlib import Path
 
 from live_memory.config.constants import BINARY_SNIFF_BYTES, NON_GIT_SKIP_DIRS
@@ -68,7 +69,7 @@ def rg_search(
     found = _parse(out, query, f"{target.rel}/" if target.rel else "")
     if target.is_file:
         return dict.fromkeys([target.rel], found.popitem()[1]) if found else {}
-    return {rel: hits for rel, hits in found.items() if target.selects(rel)}
+    return found if target.glob is None else {r: h for r, h in found.items() if target.selects(r)}
 
 
 def _run(
@@ -116,18 +117,19 @@ def _inside_git(root: str) -> bool:
 
 def _parse(out: bytes, query: GrepQuery, prefix: str) -> dict[str, FileHits]:
     """`--null` output: after each `path\\0`, nothing (-l), `count\\n` (-c) or `N:...\\n`
-    records ended by a blank line (-n --heading). Paths may hold `\\n`, never `\\0`."""
+    records ended by a blank line (-n --heading). Paths may hold `\\n`, never `\\0`. Bulk
+    passes (map over bytes methods), records not copied: on 20k files each pass over rg's
+    10 MB costs more than the per-file work."""
     parts = out.split(b"\0")
     if query.mode == "files_with_matches":
-        return dict.fromkeys((prefix + os.fsdecode(path) for path in parts[:-1]), FileHits(1))
-    found: dict[str, FileHits] = {}
-    path, end = parts[0], b"\n" if query.mode == "count" else b"\n\n"
-    for part in parts[1:]:
-        body, _, following = part.partition(end)
-        if query.mode == "count":
-            found[prefix + os.fsdecode(path)] = FileHits(int(body))
-        else:  # one record per matching line (a named file is read `--text`: no notices)
-            body = body.rstrip(b"\n")
-            found[prefix + os.fsdecode(path)] = FileHits(body.count(b"\n") + 1, body)
-        path = following
-    return found
+        return dict.fromkeys([prefix + os.fsdecode(path) for path in parts[:-1]], FileHits(1))
+    tails, mark = parts[1:], b"\n" if query.mode == "count" else b"\n\n"
+    ends = list(map(bytes.find, tails, repeat(mark)))  # each: a count or records, `mark`, path
+    paths = [parts[0], *[t[e + len(mark) :] for t, e in zip(tails, ends, strict=True)]]
+    names = [prefix + os.fsdecode(path) for path in paths[: len(tails)]]  # (no path after the last)
+    if query.mode == "count":
+        counts = [int(tail[:end]) for tail, end in zip(tails, ends, strict=True)]
+        return dict(zip(names, map(FileHits, counts), strict=True))
+    ends[-1:] = [len(tail.rstrip(b"\n")) for tail in tails[-1:]]  # no blank line after it
+    counts = [n + 1 for n in map(bytes.count, tails, repeat(b"\n"), repeat(0), ends)]
+    return dict(zip(names, map(FileHits, counts, tails, ends), strict=True))

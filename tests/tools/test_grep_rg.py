@@ -198,3 +198,18 @@ def test_every_search_runs_rg_once(repo: Path, tmp_path: Path, mode: str) -> Non
     }
     assert found.text == expected[mode]
     assert len(calls.read_text(encoding="utf-8").splitlines()) == 1
+
+
+def test_names_that_look_like_rg_records_or_separators_are_parsed_as_names(
+    tmp_path: Path,
+) -> None:
+    """rg's `--null` output is cut in bulk: a name holding blank lines or `N:` records, and
+    the last file (no blank line after it), each keep their own counts and line numbers."""
+    names = ["a\n\n3:b.txt", "12:\n", "z.txt", "sub/\n7:x.txt"]
+    root = write_tree(tmp_path / "odd", {name: "TODO\nno\nTODO two\n" for name in names})
+    toolbox = Toolbox(root)
+    for mode, row in (("count", "{}:2"), ("content", "{0}:1:TODO\n{0}:3:TODO two")):
+        text = toolbox.run("Grep", {"pattern": "TODO", "output_mode": mode}).text
+        expected = "\n".join(row.format(name) for name in sorted(names))
+        assert text.startswith(expected)
+        assert text.removeprefix(expected) in ("", "\n[8 matching lines in 4 files]")
