@@ -31,6 +31,17 @@ logger = logging.getLogger(__name__)
 _Handler = Callable[[Scope, ToolArgs], ToolOutcome]
 
 
+_PLAIN: dict[str, _Handler] = {
+    "Read": run_read,
+    "Glob": run_glob,
+    "find_paths": run_find_paths,
+    "get_changed_files": run_get_changed_files,
+    "git_search": run_git_search,
+}
+_BOUND = ("Grep", "find_symbol", "outline")
+"""Tools bound to the toolbox's ripgrep binary or symbol index (`Toolbox._bind`)."""
+
+
 class Toolbox:
     """The read-only exploration tools for one workspace root.
 
@@ -57,18 +68,11 @@ class Toolbox:
         )
         self._max_output_chars = max_output_chars
         binary = find_ripgrep() if use_ripgrep else None
-        engine: GrepEngine = functools.partial(rg_search, binary) if binary else python_search
+        self._rg = binary
         self._grep_engine = "ripgrep" if binary else "python"
-        self._handlers: dict[str, _Handler] = {
-            "Read": run_read,
-            "Grep": functools.partial(run_grep, engine=engine),
-            "Glob": run_glob,
-            "find_paths": run_find_paths,
-            "get_changed_files": run_get_changed_files,
-            "git_search": run_git_search,
-            "find_symbol": functools.partial(run_find_symbol, symbols=symbols),
-            "outline": functools.partial(run_outline, symbols=symbols),
-        }
+        self._symbols = symbols
+        # No table of bound handlers per instance: every active workspace holds a toolbox, and
+        # most never run a tool before they are passivated (`_bind` makes one per call).
 
     @property
     def root(self) -> Path:
@@ -112,14 +116,20 @@ class Toolbox:
     def _handler(self, name: object) -> _Handler | None:
         if not isinstance(name, str):
             return None
-        handler = self._handlers.get(name)
-        if handler is not None:
-            return handler
-        # Cheap models sometimes lower-case the name ("read", "grep").
-        for known, candidate in self._handlers.items():
-            if known.lower() == name.lower():
-                return candidate
-        return None
+        if name not in _PLAIN and name not in _BOUND:
+            # Cheap models sometimes lower-case the name ("read", "grep").
+            name = next((k for k in (*_PLAIN, *_BOUND) if k.lower() == name.lower()), "")
+        if name in _PLAIN:
+            return _PLAIN[name]
+        return self._bind(name) if name in _BOUND else None
+
+    def _bind(self, name: str) -> _Handler:
+        if name == "Grep":
+            rg = self._rg
+            engine: GrepEngine = functools.partial(rg_search, rg) if rg else python_search
+            return functools.partial(run_grep, engine=engine)
+        run = run_find_symbol if name == "find_symbol" else run_outline
+        return functools.partial(run, symbols=self._symbols)
 
     def _capped(self, outcome: ToolOutcome) -> ToolOutcome:
         text = outcome.text

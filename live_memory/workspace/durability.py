@@ -10,7 +10,6 @@ generation written, so `dirty` is one comparison.
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from dataclasses import dataclass, field
 
 from live_memory.config import constants as C
@@ -73,7 +72,9 @@ class Durability(FreshnessEvents):
         self.wiped_at_version = 0
         self.current_score = (0, 0)
         self.notify_log = NotifyLog(limits.notify_log_max_bytes)
-        self.pending: deque[Question] = deque()
+        self.pending: list[Question] = []
+        """Waiting questions, oldest first (at most max_pending: a list, as a deque holds a
+        64-slot block per workspace from the start)."""
         self.in_flight: dict[int, InFlight] = {}
         self.counters = WorkspaceCounters()
         self.gate = DistillGate()

@@ -9,7 +9,6 @@ knowledge).
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -34,7 +33,9 @@ class NotifyLog:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.seq = 0
-        self._entries: deque[tuple[int, LogEntry]] = deque()
+        self._entries: list[tuple[int, LogEntry]] = []
+        """(seq, entry), oldest first. A list: trimmed a prefix at a time, and indexed by
+        `_strip` (a deque allocates a 64-slot block for every workspace, even empty)."""
         self.held_bytes = 0
         self.stripped = 0
         """Entries whose bytes were dropped at the cap (counted for /stats and tests)."""
@@ -64,10 +65,14 @@ class NotifyLog:
             self.held_bytes = 0
             self._bare_prefix = 0
             return
-        while self._entries and self._entries[0][0] <= oldest_base:
-            _, entry = self._entries.popleft()
+        done = 0
+        for at, entry in self._entries:
+            if at > oldest_base:
+                break
             self.held_bytes -= _bytes(entry)
-            self._bare_prefix = max(self._bare_prefix - 1, 0)
+            done += 1
+        del self._entries[:done]
+        self._bare_prefix = max(self._bare_prefix - done, 0)
 
     def oldest_seq(self) -> int | None:
         return self._entries[0][0] if self._entries else None

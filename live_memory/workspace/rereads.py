@@ -44,6 +44,21 @@ class RereadCounters:
 
 
 class Rereads:
+    # Slotted: one per active workspace (an instance dict costs more than the fields).
+    __slots__ = (
+        "again",
+        "batch_max",
+        "batch_out",
+        "counters",
+        "interval_s",
+        "interval_start",
+        "out",
+        "per_interval",
+        "queued",
+        "tickets",
+        "used",
+    )
+
     def __init__(
         self,
         per_interval: int = C.REREAD_MAX_PER_INTERVAL,

@@ -98,7 +98,7 @@ class WorkspaceState(Lifecycle):
     def _admit(self) -> list[Effect]:
         effects: list[Effect] = []
         while not self.closing and self.pending and len(self.in_flight) < self.limits.concurrency:
-            effects.append(self._spawn(self.pending.popleft()))
+            effects.append(self._spawn(self.pending.pop(0)))
         return effects
 
     def _spawn(self, question: Question) -> StartFork:
