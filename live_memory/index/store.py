@@ -18,15 +18,14 @@ is short (one file's rows).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from live_memory.config import constants as C
 from live_memory.index.extract import FileSymbols
-from live_memory.index.open_stores import OpenStores
-from live_memory.knowledge import KnowledgeError, SqliteStore
+from live_memory.index.open_stores import OpenStores, ParkableStore
+from live_memory.knowledge import KnowledgeError
 
 __all__ = ["FileStamp", "SymbolRow", "SymbolStore"]
 
@@ -72,19 +71,17 @@ class SymbolRow:
         return f"{self.path}:{self.line}"
 
 
-class SymbolStore(SqliteStore):
+class SymbolStore(ParkableStore):
     """Raises KnowledgeError like the other SQLite stores (the index thread logs it)."""
 
     label = "symbol index"
 
     def __init__(self, path: Path, open_stores: OpenStores | None = None) -> None:
-        self._parked = False
-        self._open_stores = open_stores
         self.writes = 0
         """Write transactions since the last checkpoint (a parked store's close did one)."""
         self._files: int | None = None
         """Rows of `files`, counted once, then kept (only this store writes them)."""
-        super().__init__(path, _SCHEMA)
+        super().__init__(path, _SCHEMA, open_stores)
         self._upgrade()
 
     def _open(self) -> sqlite3.Connection:
@@ -98,27 +95,11 @@ class SymbolStore(SqliteStore):
             raise KnowledgeError(f"{self.label} {self.path} cannot be opened: {exc}") from exc
         return db
 
-    def _connection(self) -> sqlite3.Connection:
-        if self._db is None and self._parked:
-            self._db = self._open()
-            self._parked = False
-        return super()._connection()
-
-    def park(self) -> None:
-        """Close the connection until the next use (past INDEX_OPEN_DATABASES_MAX open)."""
-        with self._lock:
-            if self._db is not None:
-                self._db.close()  # the last connection's close checkpoints the WAL
-                self._db = None
-                self._parked = True
-                self.writes = 0
-
-    def close(self) -> None:
-        with self._lock:
-            self._parked = False
-        super().close()
-        if self._open_stores is not None:
-            self._open_stores.forget(self)
+    def park(self) -> bool:
+        if not super().park():
+            return False
+        self.writes = 0  # the last connection's close checkpointed the WAL
+        return True
 
     def checkpoint(self, min_writes: int = 1) -> bool:
         """Copy the WAL back into the database (PASSIVE: never waits on a reader) once at
@@ -145,22 +126,6 @@ class SymbolStore(SqliteStore):
             for table in ("files", "defs", "refs", "refcount", "imports"):
                 db.execute(f"DELETE FROM {table}")
             db.execute(f"PRAGMA user_version={C.INDEX_FORMAT_VERSION}")
-
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            yield self._connection()
-        self._used()
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with super()._transaction() as db:
-            yield db
-        self._used()
-
-    def _used(self) -> None:
-        if self._open_stores is not None:
-            self._open_stores.used(self)
 
     # --- writing -------------------------------------------------------------------------
     def stamps(self) -> dict[str, FileStamp]:
