@@ -6,6 +6,7 @@ index thread), so notifications and commits never wait on a parse.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from live_memory.index import WorkspaceIndex, render_core_map
 from live_memory.workspace import FileEvent
 
 __all__ = [
+    "TeedMemo",
     "core_map_of",
     "index_covers",
     "index_events",
@@ -43,24 +45,83 @@ def release_index(services: Services, index: WorkspaceIndex | None) -> None:
         symbols.release(index.root)
 
 
+class TeedMemo:
+    """Which bytes the index was last handed per teed path (their hash), so a file teed
+    again unchanged — an agent re-reading it, hooks re-sending it — costs no index update.
+
+    Each update is a hand-off to the index thread, its no-op check (realpath, a SQLite
+    stamp, stat, SHA-256) and the GIL traffic between the threads: per /notify it cost more
+    CPU than the request itself (hey, a new connection per request: 0.8 ms of 1.9 ms).
+    Any update of a path from disk (an event without content, a tool's read, a rescan)
+    forgets the path, so the next teed bytes go to the index again. At most
+    INDEX_TEED_MEMO_MAX paths (oldest forgotten first); a hash collision only delays one
+    update until the file changes again."""
+
+    __slots__ = ("_prefix", "_seen")
+
+    def __init__(self, root: str) -> None:
+        self._prefix = root.rstrip(os.sep) + os.sep
+        self._seen: dict[str, int] | None = None  # none held while the workspace only asks
+
+    def _key(self, path: str) -> str:
+        """One spelling per file: hooks send absolute paths, tools relative ones."""
+        if path.startswith(self._prefix):
+            path = path[len(self._prefix) :]
+        return os.path.normpath(path)
+
+    def fresh(self, path: str, content: str) -> bool:
+        """True when `content` is not what the index was last handed for `path`."""
+        seen = self._seen
+        if seen is None:
+            seen = self._seen = {}
+        path = self._key(path)
+        digest = hash(content)
+        if seen.get(path) == digest:
+            return False
+        seen.pop(path, None)
+        if len(seen) >= C.INDEX_TEED_MEMO_MAX:
+            seen.pop(next(iter(seen)))
+        seen[path] = digest
+        return True
+
+    def forget(self, path: str | None = None) -> None:
+        """Forget `path`, or every path."""
+        if self._seen is not None:
+            if path is None:
+                self._seen = None
+            else:
+                self._seen.pop(self._key(path), None)
+
+
 def index_events(
-    services: Services, index: WorkspaceIndex | None, events: Iterable[FileEvent]
+    services: Services,
+    index: WorkspaceIndex | None,
+    events: Iterable[FileEvent],
+    memo: TeedMemo,
 ) -> None:
     """Teed content, hook notifications and watcher events, as incremental updates."""
     symbols = services.stores.symbols
     if symbols is None or index is None:
         return
     for event in events:
-        content = event.content.encode("utf-8") if event.content is not None else None
-        symbols.submit(index, event.path, content)
+        if event.content is None:
+            memo.forget(event.path)
+            symbols.submit(index, event.path)
+        elif memo.fresh(event.path, event.content) and not symbols.submit(
+            index, event.path, event.content.encode("utf-8")
+        ):
+            memo.forget(event.path)  # dropped (queue full): not handed over after all
 
 
-def index_paths(services: Services, index: WorkspaceIndex | None, paths: Iterable[str]) -> None:
+def index_paths(
+    services: Services, index: WorkspaceIndex | None, paths: Iterable[str], memo: TeedMemo
+) -> None:
     """Files the tools read for a question (re-checked by content hash)."""
     symbols = services.stores.symbols
     if symbols is None or index is None:
         return
     for path in dict.fromkeys(paths):
+        memo.forget(path)
         symbols.submit(index, path)
 
 

@@ -39,7 +39,7 @@ from live_memory.actors.message import (
 )
 from live_memory.actors.rereader import RereadDone
 from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem, resolve
-from live_memory.actors.symbol_shell import index_events, index_paths, release_index
+from live_memory.actors.symbol_shell import TeedMemo, index_events, index_paths, release_index
 from live_memory.actors.workspace_effects import EffectRunner
 from live_memory.actors.workspace_stats import workspace_stats
 from live_memory.agent import QuestionProgress, Services
@@ -87,6 +87,7 @@ class WorkspaceActor(Actor, EffectRunner):
         self.ping_ttl: CacheTtl | None = None
         self.cache_decision: CacheDecision | None = None
         """The last prompt-cache decision (reported by /stats)."""
+        self.teed = TeedMemo(root)
         self._configure(services)
         self.state = self.new_state()
 
@@ -146,7 +147,7 @@ class WorkspaceActor(Actor, EffectRunner):
             case Commit():
                 self.forks.pop(message.fork_id, None)
                 reads = getattr(getattr(message.result, "loop", None), "reads", ())
-                index_paths(self.services, self.symbols, (r.path for r in reads))
+                index_paths(self.services, self.symbols, (r.path for r in reads), self.teed)
                 self.event(
                     lambda: state.fork_done(
                         message.fork_id, message.window, message.result, now, message.cache_ttl
@@ -162,7 +163,7 @@ class WorkspaceActor(Actor, EffectRunner):
                 self.call(lambda: state.adopt(message.fork_id, slot, message.base_version))
             case Notify():
                 outcome = self.call(lambda: state.notify(message.events, now))
-                index_events(self.services, self.symbols, message.events)
+                index_events(self.services, self.symbols, message.events, self.teed)
                 if message.reply is not None:
                     resolve(message.reply, outcome)
                 self.event(lambda: state.rereads_due(now))  # after the reply: never waited on
@@ -215,6 +216,7 @@ class WorkspaceActor(Actor, EffectRunner):
         if message.tree_stale and state.tree_built:
             state.tree_stale = True
         if message.tree_stale and self.symbols is not None and self.services.stores.symbols:
+            self.teed.forget()  # the rescan re-reads files from disk
             self.services.stores.symbols.rescan(self.symbols)
 
     def call(self, event: Callable[[], T]) -> T:

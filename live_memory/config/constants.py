@@ -393,6 +393,7 @@ INDEX_QUEUE_MAX: Final = 4_096  # incremental updates waiting for the index thre
 # INDEX_WAL_CHECKPOINT_WRITES (a storm without an idle moment).
 INDEX_WAL_IDLE_CHECKPOINT_WRITES: Final = 32
 INDEX_WAL_CHECKPOINT_WRITES: Final = 200
+INDEX_TEED_MEMO_MAX: Final = 512  # teed paths per workspace whose indexed bytes are remembered
 # The index database's format (PRAGMA user_version). A database of an older format is emptied
 # and rebuilt by the next pass: format 1 stores signatures and doc lines redacted.
 INDEX_FORMAT_VERSION: Final = 1
