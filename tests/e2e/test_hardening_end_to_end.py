@@ -598,7 +598,8 @@ def test_kill_9_during_snapshot_writes_leaves_a_loadable_consistent_snapshot(
     snapshots = list((data / C.SNAPSHOT_DIR_NAME).glob(f"*{C.SNAPSHOT_SUFFIX}"))
     assert len(snapshots) == 1
     assert orjson.loads(snapshots[0].read_bytes())["format_version"] == C.SNAPSHOT_FORMAT_VERSION
-    with ServerProcess(data, env) as server:
+    # The snapshot is on disk: the app loads it the same in process.
+    with AppServer(data, env) as server:
         stats = _stats(server.url, repo).json()
         # Each answer is sent only after its snapshot write: none of them may be missing.
         assert stats["questions_answered"] >= answered_before_kill, delay

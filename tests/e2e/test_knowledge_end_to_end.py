@@ -79,7 +79,8 @@ def test_the_queue_survives_kill_9(fake: FakeProvider, repo: Path, tmp_path: Pat
         assert _enqueue(server, repo, transcript)["queued"] is True
         server.stop(signal.SIGKILL)
     fake.responder = _summariser_or_answer
-    with ServerProcess(tmp_path / "data", env) as server:
+    # What survived is on disk: the app reads it back the same in process.
+    with AppServer(tmp_path / "data", env) as server:
         stats = _wait_for(server, repo, "done", 1)
         assert stats["transcripts"]["done"] == 1 and stats["ledger_facts"] == 1
 
