@@ -159,6 +159,28 @@ def _diagnosis(logs: Path, name: str, fake: FakeProvider) -> str:
 
 
 _WHY_NEXT = " (Claude Code connected its MCP servers before this hook started the server)"
+_NOT_ANSWERING_YET = "but it is not answering yet"
+
+
+def _lock_pid(lock: Path) -> int | None:
+    """The pid a serve lock names, if it names one yet."""
+    try:
+        return int(lock.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _wait_until_answering(url: str) -> None:
+    """/health answers within START_TIMEOUT_S (a process this test did not start)."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)  # another process starting: there is no event to wait on
+    raise AssertionError(f"the backstop at {url} did not answer within {START_TIMEOUT_S:.0f} s")
 
 
 def _start_hook_output(events: list[dict[str, Any]]) -> dict[str, Any]:
@@ -273,7 +295,7 @@ def test_the_readme_walkthrough_from_a_clean_clone(tmp_path: Path) -> None:
         code, events, took = _session(cli, repo, session_env, logs, "stopped")
         why = _diagnosis(logs, "stopped", fake)
         lock = home / ".local" / "share" / "live-memory" / f"serve-{port}.lock"
-        backstop = int(lock.read_text()) if lock.exists() else None
+        backstop = _lock_pid(lock)
         try:
             assert code == 0, why
             assert took < SESSION_TIMEOUT_S, why  # nothing hangs
@@ -285,12 +307,23 @@ def test_the_readme_walkthrough_from_a_clean_clone(tmp_path: Path) -> None:
             # its connection can come after the backstop is up, hence "most likely" in the text.
             assert servers.get("plugin:live-memory:live-memory") in ("failed", "connected"), why
             banner = _start_hook_output(events)["systemMessage"]  # what the user sees
-            assert banner.splitlines()[-1].endswith(NEXT_SESSION + _WHY_NEXT), (banner, why)
-            assert "to keep it running: `live-memory install-service`" in banner, why
             agent = _agent_requests(fake, second)
             context = json.dumps(agent[0])
-            assert "most likely not connected in this session: do not try to call it" in context
             assert "call the ask_live_memory tool" not in context, why
+            if banner.endswith(_NOT_ANSWERING_YET):
+                # The hook waits a bounded time for the backstop (START_WAIT_S in
+                # session-start.py); a loaded machine can take longer to start a fresh
+                # interpreter. Then it says so and the agent is told the tool is unavailable.
+                assert "ask_live_memory is unavailable" in context, why
+                _wait_until_answering(f"http://127.0.0.1:{port}")  # it does come up
+                backstop = _lock_pid(lock)  # written before it serves
+                assert f"started `live-memory serve` (pid {backstop})" in banner, (banner, why)
+            else:
+                assert banner.splitlines()[-1].endswith(NEXT_SESSION + _WHY_NEXT), (banner, why)
+                assert "to keep it running: `live-memory install-service`" in banner, why
+                assert "most likely not connected in this session: do not try to call it" in (
+                    context
+                )
             offered = ASK_TOOL in [tool["name"] for tool in agent[0]["tools"]]
             assert offered == (servers["plugin:live-memory:live-memory"] == "connected"), why
             assert _tool_result_text(agent[-1]["messages"], ASK_TOOL) is None, why  # not called
@@ -301,5 +334,6 @@ def test_the_readme_walkthrough_from_a_clean_clone(tmp_path: Path) -> None:
             health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).json()
             assert health["data_dir"] == str(home / ".local" / "share" / "live-memory")
         finally:
+            backstop = backstop or _lock_pid(lock)
             if backstop is not None:
                 os.kill(backstop, 15)
