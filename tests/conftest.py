@@ -1,0 +1,39 @@
+"""Suite-wide collection order: long modules first, so `pytest -n 2` ends on short tests.
+
+xdist's `--dist loadgroup` hands tests out one at a time in collection order (a group, such as
+tests/ray, as one unit, first). In plain path order the two hypothesis state machines
+(tests/workspace, collected last) were the final units and ran alone at the tail while the
+other worker idled. Modules that start servers (`e2e`, `slow`, or a package-wide server
+fixture such as tests/gateway's) or run hypothesis move to the front, whole and in their own
+order; every other module follows in path order.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+_LONG_MARKERS = frozenset({"e2e", "slow", "hypothesis"})
+_WIDE_SCOPES = frozenset({"package", "session"})
+
+
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def _is_long(item: pytest.Item) -> bool:
+    if any(mark.name in _LONG_MARKERS for mark in item.iter_markers()):
+        return True
+    # A server shared by a whole package (its modules are kept together, so it starts once).
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = getattr(info, "name2fixturedefs", {})
+    return any(
+        defs[-1].scope in _WIDE_SCOPES and defs[-1].baseid.startswith("tests/")
+        for defs in definitions.values()
+    )
+
+
+@pytest.hookimpl(trylast=True)  # after the plugins that add markers (hypothesis's)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    long_modules = {_module(item) for item in items if _is_long(item)}
+    # A stable sort: each module stays contiguous (its module-scoped servers start once).
+    items.sort(key=lambda item: _module(item) not in long_modules)
