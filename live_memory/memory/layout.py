@@ -86,9 +86,8 @@ def stable_prefix_text(system_prompt: str, tree: str) -> str:
 
 def render_trailing_turn(question: str, hints: Hints) -> str:
     lines = [
-        f"[time budget: about {hints.time_budget_s:.0f} s for this whole answer, tools included]",
-        f"[answer budget: at most {hints.answer_budget_tokens} tokens; lead with the most "
-        "important facts]",
+        f"[time budget: about {hints.time_budget_s:.0f} s for this whole answer, tools included;"
+        f" at most {hints.answer_budget_tokens} answer tokens]",
     ]
     if hints.recently_modified:
         lines.append(

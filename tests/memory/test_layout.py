@@ -216,7 +216,7 @@ def test_volatile_hints_appear_only_in_the_trailing_turn() -> None:
     hint = "recently modified by the coding agent since you last saw them: src/b.py"
     assert hint in trailing.text
     assert "time budget: about 60 s" in trailing.text
-    assert "at most 2048 tokens" in trailing.text
+    assert "at most 2048 answer tokens" in trailing.text
     assert trailing.text.endswith("Question: what changed?")
     everything_else = wire(request)[:-1]
     assert not any("time budget" in item or "recently modified" in item for item in everything_else)
