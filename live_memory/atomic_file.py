@@ -18,8 +18,11 @@ def write_atomically(path: Path, data: bytes, *, sync_directory: bool = False) -
     a power loss (where the platform supports it). Missing parent directories are created.
     Raises OSError; the temporary file never outlives a failure.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except FileNotFoundError:  # the parent is missing: only then pay for creating it
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
+from live_memory.atomic_file import write_atomically
 from live_memory.errors import SnapshotError
 from live_memory.memory.snapshot_store import SnapshotStore
 
@@ -89,6 +90,26 @@ def test_failed_write_raises_snapshot_error_and_keeps_the_previous_snapshot(
     assert caught.value.__cause__.errno == errno.EFBIG
     assert store.path_for(ROOT).read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == [store.path_for(ROOT).name]
+
+
+def test_the_directory_is_fsynced_when_a_snapshot_is_created_not_on_each_replacement(
+    tmp_path: Path,
+) -> None:
+    synced: list[bool] = []
+
+    def write(path: Path, data: bytes, *, sync_directory: bool = False) -> None:
+        synced.append(sync_directory)
+        write_atomically(path, data, sync_directory=sync_directory)
+
+    store = SnapshotStore(tmp_path / "new" / "workspaces", write=write)  # parents created
+    store.save(ROOT, {"n": 1})
+    store.save(ROOT, {"n": 2})
+    store.save(OTHER, {"n": 1})
+    assert synced == [True, False, True]
+    assert store.load(ROOT) == {"n": 2}
+    store.delete(ROOT)
+    store.save(ROOT, {"n": 3})  # created again: its directory entry is made durable again
+    assert synced[-1] is True
 
 
 def test_unwritable_directory_raises_snapshot_error(tmp_path: Path) -> None:
