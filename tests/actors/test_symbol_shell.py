@@ -72,30 +72,23 @@ def test_bytes_teed_again_after_the_file_changed_on_disk_reach_the_index(
     memo = TeedMemo(str(index.root))
     path = str(index.root / "src" / "app.py")
     teed = "def teed():\n    return 2\n"
-    (index.root / "src" / "app.py").write_text(teed)
-    index_events(services, index, [FileEvent(path, "read", teed)], memo)
-    assert symbols.wait_idle(WAIT_S)
-    assert _names(index) == {"teed"}
+
+    def on_disk(text: str, event: FileEvent | None, *, read_by_a_tool: bool = False) -> set[str]:
+        """Write `text` to the file, feed the index as the actor would, return its names."""
+        (index.root / "src" / "app.py").write_text(text)
+        if event is not None:
+            index_events(services, index, [event], memo)
+        if read_by_a_tool:
+            index_paths(services, index, ["src/app.py"], memo)
+        assert symbols.wait_idle(WAIT_S)
+        return _names(index)
+
+    assert on_disk(teed, FileEvent(path, "read", teed)) == {"teed"}
     assert not memo.fresh(path, teed)  # the same bytes again: nothing to hand over
-
     # The file moves on on disk and a tool reads it: the index has the disk's bytes now.
-    (index.root / "src" / "app.py").write_text("def on_disk():\n    return 3\n")
-    index_paths(services, index, ["src/app.py"], memo)
-    assert symbols.wait_idle(WAIT_S)
-    assert _names(index) == {"on_disk"}
-
+    assert on_disk("def moved():\n    return 3\n", None, read_by_a_tool=True) == {"moved"}
     # Reverted and teed again: the memo forgot the path, so the index follows.
-    (index.root / "src" / "app.py").write_text(teed)
-    index_events(services, index, [FileEvent(path, "read", teed)], memo)
-    assert symbols.wait_idle(WAIT_S)
-    assert _names(index) == {"teed"}
-
+    assert on_disk(teed, FileEvent(path, "read", teed)) == {"teed"}
     # A change event without content (a watcher, FileChanged) also re-reads from disk.
-    (index.root / "src" / "app.py").write_text("def changed():\n    return 4\n")
-    index_events(services, index, [FileEvent(path, "change")], memo)
-    assert symbols.wait_idle(WAIT_S)
-    assert _names(index) == {"changed"}
-    (index.root / "src" / "app.py").write_text(teed)
-    index_events(services, index, [FileEvent(path, "read", teed)], memo)
-    assert symbols.wait_idle(WAIT_S)
-    assert _names(index) == {"teed"}
+    assert on_disk("def changed():\n    return 4\n", FileEvent(path, "change")) == {"changed"}
+    assert on_disk(teed, FileEvent(path, "read", teed)) == {"teed"}
