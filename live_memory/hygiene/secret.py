@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import logging
 import re
 from collections.abc import Callable, Sequence
 
@@ -22,8 +21,6 @@ from live_memory.config.constants import (
 from live_memory.hygiene.secret_patterns import TOKEN_PATTERNS
 
 __all__ = ["is_secret_path", "redact_lines", "redact_secrets"]
-
-logger = logging.getLogger(__name__)
 
 
 def is_secret_path(rel_path: str, patterns: Sequence[str]) -> bool:
@@ -149,15 +146,36 @@ def redact_secrets(text: str) -> tuple[str, int]:
     """
     count = 0
     if "PRIVATE KEY" in text:
-        text, found = _redact_pem_blocks(text)
-        count += found
+        text, count = _redact_pem_blocks(text)
+    text, found = _redact_tokens(text)
+    text, more = _redact_assignments(text)
+    return text, count + found + more
+
+
+def redact_lines(lines: Sequence[str]) -> list[str]:
+    """Each line (none holds a newline) redacted as `redact_secrets` would redact it alone.
+    No shape but a PEM block spans lines: the token shapes (fast literal-led patterns) run
+    once over all; the slow assignment rules only on the lines with their hints."""
+    joined = "\n".join(lines)
+    if "PRIVATE KEY" in joined or joined.count("\n") != max(len(lines) - 1, 0):
+        return [redact_secrets(line)[0] for line in lines]  # a BEGIN line and the next
+    masked = _redact_tokens(joined)[0].split("\n") if lines else []
+    return [_redact_assignments(line)[0] for line in masked]
+
+
+def _redact_tokens(text: str) -> tuple[str, int]:
+    count = 0
     for hint, pattern in _TOKENS:
         if hint in text:
             text, found = pattern.subn(SECRET_REDACTION, text)
             count += found
+    return text, count
+
+
+def _redact_assignments(text: str) -> tuple[str, int]:
+    count = 0
     if "://" in text:
-        text, found = _sub_values(_URL_PASSWORD, text, _looks_like_url_password)
-        count += found
+        text, count = _sub_values(_URL_PASSWORD, text, _looks_like_url_password)
     lowered = text.lower()
     if any(hint in lowered for hint in _BEARER_HINTS):
         text, found = _sub_values(_BEARER, text, _looks_like_token)
@@ -170,19 +188,7 @@ def redact_secrets(text: str) -> tuple[str, int]:
     if any(hint in text for hint in _ENV_HINTS):
         text, found = _sub_values(_ENV_ASSIGNMENT, text, _looks_like_bare_secret)
         count += found
-    if count:
-        logger.debug("redacted %d secret-looking value(s)", count)
     return text, count
-
-
-def redact_lines(lines: Sequence[str]) -> list[str]:
-    """Each line (none holds a newline) redacted as `redact_secrets` would redact it alone,
-    in one call over all of them: no shape but a PEM block spans lines, and the per-call
-    hint checks then run once, not once per line (Grep shows up to 2,000)."""
-    joined = "\n".join(lines)
-    if "PRIVATE KEY" in joined or joined.count("\n") != max(len(lines) - 1, 0):
-        return [redact_secrets(line)[0] for line in lines]  # a BEGIN line and the next
-    return redact_secrets(joined)[0].split("\n") if lines else []
 
 
 def _sub_values(

@@ -1,13 +1,18 @@
 """The cheap ways through redaction give exactly what the plain way gives: `redact_lines`
-(one call for many lines) against `redact_secrets` per line, on text built from pieces of
-every secret shape, key word and separator the rules look at."""
+(one call for many lines) against `redact_secrets` per line, and the token patterns written
+to start on a literal against the rule sets' originals (kept here as the reference), on text
+built from pieces of every secret shape, key word and separator the rules look at."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from live_memory.hygiene import redact_lines, redact_secrets
+from live_memory.hygiene.secret_patterns import TOKEN_PATTERNS
 from tests.hygiene.test_secret import ANTHROPIC, AWS, GITHUB, GITHUB_PAT, JWT, OPENAI, SLACK
 
 # Pieces the rules react to (hints, key words, operators, quotes, token bodies), so that
@@ -97,3 +102,59 @@ def test_a_key_block_among_the_lines_is_still_judged_line_by_line() -> None:
     # Alone, the body line is just base64 and the BEGIN line has no key after it.
     assert redact_lines(lines) == lines
     assert redact_lines([]) == []
+
+
+# secret_patterns.TOKEN_PATTERNS as first written (a leading `\\b`), in the same order.
+REFERENCE = (
+    re.compile(
+        "\\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\\b"
+    ),
+    re.compile("\\bsk-(?=[A-Za-z0-9_-]*\\d)[A-Za-z0-9_-]{20,}"),
+    re.compile("\\bgh[pousr]_[A-Za-z0-9_]{36,}\\b"),
+    re.compile("\\bgithub_pat_[A-Za-z0-9_]{22,}\\b"),
+    re.compile("\\b(?:glpat|gldt|glft|glsoat|glrt|glimt|glptt|glagent|gloas)-[A-Za-z0-9_-]{20,}"),
+    re.compile("\\bglcbt-(?:[0-9a-fA-F]{2}_)?[A-Za-z0-9_-]{20,}"),
+    re.compile("\\bGR1348941[A-Za-z0-9_-]{20,}"),
+    re.compile("\\bxox[abposr]-[A-Za-z0-9-]{10,}", re.IGNORECASE),
+    re.compile("https://hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{20,}"),
+    re.compile(
+        "https://(?:ptb\\.|canary\\.)?discord(?:app)?\\.com/api/webhooks/\\d+/[A-Za-z0-9_-]{20,}"
+    ),
+    re.compile("\\b[MNO][A-Za-z\\d_-]{23,25}\\.[A-Za-z\\d_-]{6}\\.[A-Za-z\\d_-]{27,}"),
+    re.compile("\\b[sr]k_(?:live|test|prod)_[A-Za-z0-9]{10,99}\\b"),
+    re.compile("\\bnpm_[A-Za-z0-9]{36}\\b"),
+    re.compile("(?<=:_authToken=)[^\\s\\\"']+"),
+    re.compile("\\bpypi-AgE[A-Za-z0-9_-]{50,}"),
+    re.compile("\\bAIza[0-9A-Za-z_-]{35}\\b"),
+    re.compile("\\beyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}"),
+    re.compile("\\bSG\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}\\b"),
+    re.compile("\\bsq0(?:csp|atp)-[0-9A-Za-z_-]{22,43}\\b"),
+    re.compile("\\bSK[0-9a-f]{32}\\b"),
+    re.compile("\\b\\d{8,10}:AA[0-9A-Za-z_-]{33}\\b"),
+    re.compile("\\b[0-9a-f]{32}-us[0-9]{1,2}\\b"),
+    re.compile("(?<=AccountKey=)[A-Za-z0-9+/=]{86,88}"),
+    re.compile("\\bhf_[A-Za-z]{34}\\b"),
+    re.compile("\\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\\b"),
+    re.compile("\\bdo[por]_v1_[a-f0-9]{64}\\b"),
+    re.compile("-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[^\\n]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"),
+)
+
+
+def test_every_token_pattern_has_its_reference() -> None:
+    assert len(REFERENCE) == len(TOKEN_PATTERNS)
+
+
+@pytest.mark.parametrize("index", range(len(REFERENCE)))
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_token_patterns_find_the_spans_their_reference_finds(
+    index: int, data: st.DataObject
+) -> None:
+    reference, (hint, pattern) = REFERENCE[index], TOKEN_PATTERNS[index]
+    noise = st.sampled_from(PIECES) | st.text(max_size=3)
+    pieces = [*data.draw(st.lists(noise, max_size=3)), data.draw(st.from_regex(reference))]
+    text = "".join([*pieces, *data.draw(st.lists(noise, max_size=3))])
+    assert [m.span() for m in pattern.finditer(text)] == [
+        m.span() for m in reference.finditer(text)
+    ]
+    assert hint in text or not reference.search(text)  # the hint never skips a match
