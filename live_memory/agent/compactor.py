@@ -92,11 +92,15 @@ async def _fold(
     """Summarise material into the ledger. False (ledger untouched) when the call fails or
     its answer holds no fact: the caller must then keep the material."""
     provider = services.require_provider()
+    # With the store, the summary need only carry the material's facts: the store merges them
+    # (confirming, superseding by subject), so the resident ledger is not sent again with
+    # every chunk. It was ~40 % of each summariser prompt, all of it uncached input.
+    ledger = [] if services.stores.facts is not None else window.ledger
     try:
         text, usage = await summarize(
             provider,
             services.settings.effective_summary_model,
-            window.ledger,
+            ledger,
             render_material(files, turns),
         )
     except ProviderError:

@@ -22,7 +22,7 @@ from typing import Protocol
 from live_memory.config import constants as C
 from live_memory.hygiene import redact_secrets
 from live_memory.index import WorkspaceIndex, lookup_symbols
-from live_memory.memory import Turn, Window
+from live_memory.memory import RETRIEVAL_KIND, Turn, Window
 
 __all__ = [
     "Retrieval",
@@ -35,7 +35,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-RETRIEVAL_HEADING = "[retrieved for the next question from the workspace's stores]"
+RETRIEVAL_HEADING = "[retrieved for the next question]"
+"""Short: every retrieval delta repeats it, uncached on the request that first carries it (the
+system prompt says once what the message is)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,10 +129,8 @@ def retrieve_all(retrievers: Sequence[Retriever], question: str, window: Window)
 
 
 def render_retrieval(retrieval: Retrieval) -> str:
-    blocks = [RETRIEVAL_HEADING]
-    for part in retrieval.parts:
-        blocks.append(f"## {part.heading}\n" + "\n".join(part.lines))
-    return "\n\n".join(blocks)
+    blocks = [f"## {part.heading}\n" + "\n".join(part.lines) for part in retrieval.parts]
+    return RETRIEVAL_HEADING + "\n" + "\n\n".join(blocks)
 
 
 def append_retrieval(window: Window, retrieval: Retrieval) -> bool:
@@ -138,5 +138,5 @@ def append_retrieval(window: Window, retrieval: Retrieval) -> bool:
     if not retrieval.parts:
         return False
     text = redact_secrets(render_retrieval(retrieval))[0]
-    window.history.append(Turn("user", "observation", text))
+    window.history.append(Turn("user", RETRIEVAL_KIND, text))
     return True

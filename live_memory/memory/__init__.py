@@ -30,7 +30,7 @@ from live_memory.memory.layout import (
     stable_prefix_text,
 )
 from live_memory.memory.ledger import attribute_facts, parse_fact_lines, render_ledger
-from live_memory.memory.model import FileContext, LedgerFact, Turn
+from live_memory.memory.model import RETRIEVAL_KIND, FileContext, LedgerFact, Turn
 from live_memory.memory.persist import facts_from_state, window_from_state, window_to_state
 from live_memory.memory.preload import preload
 from live_memory.memory.reread import Reread, RereadOutcome, apply_reread
@@ -41,6 +41,7 @@ from live_memory.memory.window_text import OBSERVATION_MARKERS
 
 __all__ = [
     "OBSERVATION_MARKERS",
+    "RETRIEVAL_KIND",
     "CommitOutcome",
     "DistillGate",
     "FileContext",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, MutableSequence
 from typing import overload
 
-from live_memory.memory.model import QA_KINDS, Turn
+from live_memory.memory.model import QA_KINDS, RETRIEVAL_KIND, Turn
 
 __all__ = ["History"]
 
@@ -36,6 +36,8 @@ class History(MutableSequence[Turn]):
         if turn.kind in QA_KINDS:
             self.qa_chars += sign * len(turn.text)
             self.qa_count += sign
+        elif turn.kind == RETRIEVAL_KIND:  # kept by a freeze, as the Q/A: counted with them
+            self.qa_chars += sign * len(turn.text)
         else:
             self.delta_chars += sign * len(turn.text)
 

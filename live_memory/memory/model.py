@@ -7,6 +7,7 @@ from typing import Final, Literal
 
 __all__ = [
     "QA_KINDS",
+    "RETRIEVAL_KIND",
     "FileContext",
     "FileSource",
     "FileState",
@@ -17,10 +18,14 @@ __all__ = [
 
 FileState = Literal["current", "stale", "deleted"]
 FileSource = Literal["read", "observed", "preloaded"]
-TurnKind = Literal["question", "answer", "observation", "ack"]
+TurnKind = Literal["question", "answer", "observation", "ack", "retrieval"]
 
 # The turns that are conversation (persisted, counted, summarised); the rest is bookkeeping.
 QA_KINDS: Final[tuple[TurnKind, ...]] = ("question", "answer")
+# A retrieval delta (agent/retrieval.py): what the stores knew for the question after it. Not
+# a delta of the frozen block, so a re-freeze keeps it (dropping it broke the cached prefix at
+# the first one and lost what was retrieved); it goes with its question at compaction.
+RETRIEVAL_KIND: Final[TurnKind] = "retrieval"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from typing import Literal
 
 from live_memory.config import constants as C
 from live_memory.memory.ledger import demote_facts, merge_facts
-from live_memory.memory.model import FileContext, FileSource, LedgerFact, Turn
+from live_memory.memory.model import RETRIEVAL_KIND, FileContext, FileSource, LedgerFact, Turn
 from live_memory.memory.window_budget import WindowBudget
 from live_memory.memory.window_text import PendingChange, render_delta, render_frozen
 
@@ -188,7 +188,7 @@ class Window(WindowBudget):
         """Render the volatile block anew (only at load and compaction) and drop the deltas
         (notes stay pending: the frozen block does not carry them)."""
         self.frozen = render_frozen(self._ledger, self._files)
-        self.history = [t for t in self._history if t.kind not in ("observation", "ack")]
+        self.history = _kept_by_freeze(self._history)
         notes = self.notes
         self._clear_pending()
         self.notes = notes
@@ -233,3 +233,18 @@ class Window(WindowBudget):
         self._history.extend(
             [Turn("user", "question", question), Turn("assistant", "answer", answer)]
         )
+
+
+def _kept_by_freeze(history: Iterable[Turn]) -> list[Turn]:
+    """The history without its observation deltas and acks, and without the retrieval deltas
+    whose question is gone (folded by a compaction, or not asked yet): a retrieval delta is
+    kept when the next kept turn is its question. One pass from the end."""
+    kept: list[Turn] = []
+    for turn in reversed(list(history)):
+        if turn.kind in ("observation", "ack"):
+            continue
+        if turn.kind == RETRIEVAL_KIND and (not kept or kept[-1].kind != "question"):
+            continue
+        kept.append(turn)
+    kept.reverse()
+    return kept

@@ -44,7 +44,33 @@ def test_delta_is_one_observation_with_only_unseen_lines_and_survives_a_broken_s
     delta = texts[len(before)]
     assert "src/b.py:9 class Beta" in delta and "Beta caches results" in delta
     assert "alpha" not in delta
-    assert [(t.role, t.kind) for t in window.history][-1] == ("user", "observation")
+    assert [(t.role, t.kind) for t in window.history][-1] == ("user", "retrieval")
+
+
+def test_a_refreeze_keeps_answered_retrieval_deltas_and_a_compaction_drops_them_with_their_q() -> (
+    None
+):
+    """Retrieval deltas are not deltas of the frozen block: they do not push the window to a
+    re-freeze, a re-freeze keeps them (the cached prefix and what was retrieved hold), and
+    they go once their question is folded away or when no question follows them yet."""
+    window = Window(root="/r")
+    window.freeze()
+    for i in range(3):
+        assert append_retrieval(window, retrieve_all([Lines("F", [f"fact {i}"])], "q", window))
+        window.append_qa(f"question {i}?", f"answer {i}")
+    assert append_retrieval(window, retrieve_all([Lines("F", ["fact next"])], "q", window))
+    assert window.delta_chars() == 0  # nothing for a re-freeze to absorb
+    before = list(window.history)
+    window.freeze()
+    assert list(window.history) == before[:-1]  # only the one with no question yet goes
+    window.drop_turns([t for t in window.history if t.text in ("question 0?", "answer 0")])
+    window.freeze()
+    first = window.history[0]
+    assert first.kind == "retrieval" and first.text.endswith("fact 1")  # fact 0's: gone too
+    assert [t.kind for t in window.history].count("retrieval") == 2
+    # What compaction plans against counts them: a freeze keeps them.
+    held = sum(len(t.text) for t in window.history)
+    assert window.refrozen_chars() == len(window.tree) + window.static_chars() + held
 
 
 def test_empty_retrieval_appends_nothing_and_the_cap_holds() -> None:
