@@ -48,6 +48,9 @@ CREATE TABLE IF NOT EXISTS imports(path TEXT NOT NULL, module TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
 """
 
+_DEF_SELECT = "SELECT path, name, qualified, kind, line, signature, doc FROM defs "
+"""The columns of a SymbolRow, in its order."""
+
 
 @dataclass(frozen=True, slots=True)
 class FileStamp:
@@ -228,7 +231,7 @@ class SymbolStore(ParkableStore):
         """Definitions named `name` (case-insensitive; `A.b` also matches the qualified
         name), exact-case matches first, then by path and line."""
         short = name.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
-        sql = "SELECT path, name, qualified, kind, line, signature, doc FROM defs "
+        sql = _DEF_SELECT
         sql += "WHERE name = ? COLLATE NOCASE"
         args: list[object] = [short]
         if kind:
@@ -245,8 +248,7 @@ class SymbolStore(ParkableStore):
     def outline(self, path: str) -> tuple[list[SymbolRow], list[str], FileStamp | None]:
         with self._read() as db:
             defs = db.execute(
-                "SELECT path, name, qualified, kind, line, signature, doc FROM defs "
-                "WHERE path = ? ORDER BY line",
+                _DEF_SELECT + "WHERE path = ? ORDER BY line",
                 (path,),
             ).fetchall()
             imports = db.execute("SELECT module FROM imports WHERE path = ?", (path,)).fetchall()
@@ -261,8 +263,7 @@ class SymbolStore(ParkableStore):
             out: list[tuple[SymbolRow, int]] = []
             for name, files in top:
                 for row in db.execute(
-                    "SELECT path, name, qualified, kind, line, signature, doc FROM defs "
-                    "WHERE name = ? COLLATE NOCASE",
+                    _DEF_SELECT + "WHERE name = ? COLLATE NOCASE",
                     (name,),
                 ):
                     if row[1] == name:
@@ -274,8 +275,7 @@ class SymbolStore(ParkableStore):
         definition is referenced from another file)."""
         with self._read() as db:
             rows = db.execute(
-                "SELECT path, name, qualified, kind, line, signature, doc FROM defs "
-                "ORDER BY path, line LIMIT ?",
+                _DEF_SELECT + "ORDER BY path, line LIMIT ?",
                 (limit,),
             ).fetchall()
         return [SymbolRow(*r) for r in rows]
