@@ -46,6 +46,18 @@ def _wait_until_reread(server: RunningServer, repo: Path) -> dict[str, Any]:
         time.sleep(0.05)  # polling the server's view; there is no event to wait on
 
 
+def _hold_and_ask(server: RunningServer, repo: Path, paths: tuple[str, ...]) -> None:
+    """A fresh workspace holding `paths` (teed reads), then QUESTION asked over MCP."""
+    assert server.request("POST", "/clear", json={"cwd": str(repo)}).status_code == 200
+    held = [{"path": p, "kind": "read", "content": (repo / p).read_text()} for p in paths]
+    reply = server.request("POST", "/notify", json={"cwd": str(repo), "events": held})
+    assert reply.json() == {"accepted": len(paths), "ignored": 0}
+    is_error, first = call_tool(
+        server.url, "ask_live_memory", {"question": QUESTION, "cwd": str(repo)}
+    )
+    assert not is_error, first
+
+
 def test_an_external_edit_of_a_held_file_is_in_the_next_prompt_without_a_tool_call(
     fake: FakeProvider, repo: Path, tmp_path: Path
 ) -> None:
@@ -53,17 +65,7 @@ def test_an_external_edit_of_a_held_file_is_in_the_next_prompt_without_a_tool_ca
     fake.script(Text("answer() in src/app.py returns 42."), Text("It now returns 43."))
     env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_WATCHER": "os"}
     with AppServer(tmp_path / "data", env) as server:
-        assert server.request("POST", "/clear", json={"cwd": str(repo)}).status_code == 200
-        held = [
-            {"path": p, "kind": "read", "content": (repo / p).read_text()}
-            for p in ("src/app.py", "src/big.py")
-        ]
-        reply = server.request("POST", "/notify", json={"cwd": str(repo), "events": held})
-        assert reply.json() == {"accepted": 2, "ignored": 0}
-        is_error, first = call_tool(
-            server.url, "ask_live_memory", {"question": QUESTION, "cwd": str(repo)}
-        )
-        assert not is_error, first
+        _hold_and_ask(server, repo, ("src/app.py", "src/big.py"))
         # Edited outside any agent: app.py through the FileChanged hook (and the watcher),
         # big.py grown past what the window holds, seen by the watcher alone.
         (repo / "src" / "app.py").write_text(f"KEY = '{AWS_KEY}'\ndef answer():\n    return 43\n")
@@ -102,17 +104,7 @@ def test_answers_citing_a_file_are_named_after_a_restart(
     )
     env = provider_env(fake, "anthropic")
     with AppServer(tmp_path / "data", env) as server:
-        assert server.request("POST", "/clear", json={"cwd": str(repo)}).status_code == 200
-        held = [
-            {"path": p, "kind": "read", "content": (repo / p).read_text()}
-            for p in ("src/app.py", "src/util/strings.py")
-        ]
-        reply = server.request("POST", "/notify", json={"cwd": str(repo), "events": held})
-        assert reply.json() == {"accepted": 2, "ignored": 0}
-        is_error, first = call_tool(
-            server.url, "ask_live_memory", {"question": QUESTION, "cwd": str(repo)}
-        )
-        assert not is_error, first
+        _hold_and_ask(server, repo, ("src/app.py", "src/util/strings.py"))
         tracked = _freshness(server, repo)["answers_tracked"]
         assert tracked == 1
     (repo / "src/util/strings.py").write_text("def shout(text):\n    return text + '!'\n")
