@@ -13,6 +13,7 @@ from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
@@ -83,6 +84,14 @@ def build_mcp_server(service: LiveMemoryService) -> MCPServer:
         ctx: Context,
         max_answer_tokens: AnswerTokensParam = None,
     ) -> str:
+        if progress_token_from_params(ctx.request_context.params) is None:
+            # The client asked for no progress (no progressToken): every report would be
+            # dropped, so run no reporter and let the loop write to no board (it woke this
+            # event loop from the question's thread on each change).
+            try:
+                return (await service.ask(question, cwd, max_answer_tokens)).text
+            except (LiveMemoryError, TimeoutError) as exc:
+                raise ToolError(str(exc)) from exc
         progress = QuestionProgress()
 
         async def report(elapsed: float, message: str) -> None:
