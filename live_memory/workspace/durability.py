@@ -63,6 +63,40 @@ class AwaitedWrite:
 class Durability(FreshnessEvents):
     """The fields of `WorkspaceState` (its base) and its persist tickets."""
 
+    # Slotted: one per active workspace, and 31 fields are past what an instance dict shares
+    # its keys for (a 1.6 KB dict each; bench/workspaces_at_scale.py).
+    __slots__ = (
+        "awaiting",
+        "closing",
+        "counters",
+        "current_score",
+        "degraded",
+        "dirty_since",
+        "distilling",
+        "drains",
+        "fork_ids",
+        "gate",
+        "generation",
+        "in_flight",
+        "ingestor",
+        "last_activity",
+        "last_question_at",
+        "last_touch",
+        "limits",
+        "notify_log",
+        "pending",
+        "pinging",
+        "refreezes",
+        "root",
+        "saved",
+        "tickets",
+        "tree_built",
+        "tree_stale",
+        "version",
+        "window",
+        "wiped_at_version",
+    )
+
     def __init__(self, root: str, ingestor: Ingestor, limits: Limits, now: float) -> None:
         self.root = root
         self.ingestor = ingestor

@@ -26,6 +26,8 @@ _CHANGE_KINDS = ("write", "change", "add", "unlink", "modified")
 
 
 class FreshnessEvents:
+    __slots__ = ("citations", "rereads")
+
     window: Window
     ingestor: Ingestor
     notify_log: NotifyLog

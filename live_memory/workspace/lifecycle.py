@@ -25,6 +25,8 @@ __all__ = ["Lifecycle"]
 class Lifecycle(Durability):
     """Wipes, time, passivation and shutdown; no threads, no I/O."""
 
+    __slots__ = ()
+
     def wipe(self, now: float) -> list[Effect]:
         """Forget everything; forks taken before now never land (the commit rule)."""
         self.window = Window(root=self.root)

@@ -59,6 +59,8 @@ class WorkspaceState(Lifecycle):
     """No threads, no actor runtime, no I/O of its own (the injected Ingestor hashes a
     known file on a bare "change" event, the only disk read, as a pure function of disk)."""
 
+    __slots__ = ()
+
     # --- questions -------------------------------------------------------------------
     def ask(self, question: Question, now: float) -> list[Effect]:
         if self.closing:

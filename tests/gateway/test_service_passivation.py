@@ -11,6 +11,7 @@ import asyncio
 import gc
 import subprocess
 import time
+import tracemalloc
 import weakref
 from concurrent.futures import Future
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 from live_memory.actors import GetStats, Route
 from live_memory.actors.message import RequestPassivation
+from live_memory.config import constants as C
 from live_memory.config import load_settings
 from live_memory.gateway.service import LiveMemoryService
 
@@ -65,3 +67,60 @@ def test_a_passivated_workspace_leaves_no_handle_and_no_name_cache_entry(tmp_pat
         assert len(_workspaces(service)) == 1
     finally:
         asyncio.run(service.shutdown())
+
+
+def test_active_workspaces_hold_little_and_passivated_ones_keep_next_to_nothing(
+    tmp_path: Path,
+) -> None:
+    """What the allocator must keep after 1,000 workspaces were all active at once is bounded
+    by what each held while active (bench/workspaces_at_scale.py measures the RSS): Python
+    bytes per active workspace, open index databases, and survivors once passivated."""
+    count = 40
+    roots = []
+    for i in range(count + 5):
+        root = tmp_path / "ws" / f"w{i:03d}"
+        (root / "src").mkdir(parents=True)
+        (root / "src" / "app.py").write_text(f"VALUE = {i}\n", encoding="utf-8")
+        roots.append(str(root))
+    warm, measured = roots[:5], roots[5:]
+    settings = load_settings({"LIVE_MEMORY_DATA_DIR": str(tmp_path / "data")}, home=tmp_path)
+    service = LiveMemoryService(settings)
+    symbols = service.stores.symbols
+    assert symbols is not None
+    event = {"path": "src/app.py", "kind": "read", "content": "VALUE = 1\n"}
+
+    def activate(batch: list[str]) -> None:
+        for root in batch:
+            asyncio.run(service.clear(root))
+            asyncio.run(service.notify({"cwd": root, "events": [event]}))
+        assert symbols.wait_idle(WAIT_S * 3)
+
+    def passivate(batch: list[str]) -> None:
+        for root in batch:
+            service.gateway.tell(RequestPassivation(root))
+        deadline = time.monotonic() + WAIT_S * 3
+        while _workspaces(service) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _workspaces(service)
+        assert symbols.wait_idle(WAIT_S)
+        gc.collect()
+
+    tracemalloc.start()
+    try:
+        activate(warm)  # first-use caches (imports, compiled patterns) are not per workspace
+        passivate(warm)
+        before = tracemalloc.get_traced_memory()[0]
+        activate(measured)
+        assert len(_workspaces(service)) == count
+        gc.collect()
+        active = tracemalloc.get_traced_memory()[0] - before
+        assert len(symbols.open_stores) <= C.INDEX_OPEN_DATABASES_MAX
+        passivate(measured)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        asyncio.run(service.shutdown())
+    print(f"per active workspace {active / count:.0f} B, kept {kept / count:.0f} B")
+    # Measured 15.0 KB and 1.4 KB (20 KB active before the state, queues and toolbox shrank).
+    assert active / count < 17_000
+    assert kept / count < 2_500
