@@ -218,6 +218,39 @@ def test_the_indexed_merge_keeps_exactly_what_the_pairwise_check_keeps() -> None
         assert merge_facts(existing, new) == _naive_merge(existing, new), vocabulary
 
 
+def test_the_indexed_merge_is_exact_with_facts_naming_identifiers_and_paths() -> None:
+    rng = random.Random(99)
+    names = ["parse_row", "load_cfg", "src/a.py", "src/b.py", "RowParser", "x_y"]
+    words = ["the", "calls", "reads", "writes", "module", "row", "file", "quickly"]
+    for share in (0.0, 0.3, 0.7):
+        facts = [
+            LedgerFact(
+                " ".join(
+                    [*rng.choices(words, k=rng.randint(1, 6))]
+                    + [rng.choice(names) for _ in range(rng.random() < share)]
+                )
+            )
+            for _ in range(360)
+        ]
+        assert merge_facts(facts[:60], facts[60:]) == _naive_merge(facts[:60], facts[60:]), share
+
+
+def test_facts_of_one_shape_about_different_functions_are_compared_by_subject() -> None:
+    """2,000 facts sharing their wording ("Function ... parses ...") but each naming its own
+    function and path: each is compared with the few facts of its subject, not every one."""
+    facts = [
+        f"Function handle_record_{i:04d} in src/mod_{i:04d}/handler.py parses "
+        f"RecordType{i:04d} records."
+        for i in range(2_000)
+    ]
+    index = DuplicateIndex([])
+    for text in facts:
+        assert not index.is_duplicate(text)
+        index.add(text)
+    assert index.comparisons < len(facts), index.comparisons  # was ~2 million
+    assert index.is_duplicate(facts[42].replace("records.", "records!"))
+
+
 def test_merge_stops_at_the_ledger_cap() -> None:
     facts = [LedgerFact(f"fact number{i} about module{i}", (), "architecture") for i in range(9)]
     merged = merge_facts(facts[:3], facts[3:], max_facts=5)
