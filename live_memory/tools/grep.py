@@ -2,15 +2,14 @@
 without rg) search it, show what was found. Only what is returned is checked: hits pass the
 scope (secrets, git internals, the monitoring scope); the lines shown are read again through
 the jail (no byte from outside the root, whatever a race made rg see) and redacted in one
-call; inside a private key's PEM block they are withheld whole.
-"""
+call; inside a private key's PEM block they are withheld whole."""
 
 from __future__ import annotations
 
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, cast
 
@@ -56,9 +55,11 @@ class GrepTarget:
     glob: PathGlob | None = None  # matches a path relative to `rel` ...
     exclude: bool = False  # ... and names the files left out
 
-    def selects(self, path: str) -> bool:
-        rest = path[len(self.rel) + 1 :] if self.rel else path
-        return self.glob is None or self.glob.matches(rest) != self.exclude
+    def selected(self, paths: Iterable[str]) -> list[str]:  # one C call per path (20k)
+        if self.glob is None:
+            return list(paths)
+        cut, match = len(self.rel) + 1 if self.rel else 0, self.glob.regex.fullmatch
+        return [p for p in paths if (match(p[cut:]) is None) == self.exclude]
 
 
 class FileHits(NamedTuple):  # a tuple: 20k of them are built per search

@@ -30,8 +30,7 @@ def python_search(
         re.compile(query.pattern)
     except re.error as exc:
         raise BadToolArguments(f"Grep: invalid regex {query.pattern!r}: {exc}") from None
-    files = [target.rel] if target.is_file else scope.files_under(target.rel)
-    files = [rel for rel in files if target.selects(rel)]
+    files = [target.rel] if target.is_file else target.selected(scope.files_under(target.rel))
     if not files:
         return {}
     context = multiprocessing.get_context("forkserver")

@@ -4,8 +4,7 @@ rg decides ignores (in git and outside), binaries and links; the model's glob go
 `--glob` (as in rg it can name an ignored file, never an ignored directory's) and applies
 exactly after; `--glob=!.git` comes last so no glob overrides it. rg's working directory is
 the jailed directory's descriptor (one file: on stdin from its jailed descriptor), so no raced
-link leads it outside. Content mode asks for line numbers only (`--max-columns=1`).
-"""
+link leads it outside. Content mode asks for line numbers only (`--max-columns=1`)."""
 
 from __future__ import annotations
 
@@ -14,10 +13,10 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 import tempfile
 import time
-from itertools import repeat
 from pathlib import Path
 
 from live_memory.config.constants import BINARY_SNIFF_BYTES, NON_GIT_SKIP_DIRS
@@ -34,6 +33,7 @@ _MODES = {"files_with_matches": ["-l"], "count": ["-c"], "content": ["-n", "--he
 _OUTSIDE_GIT = [f"--glob=!{name}/" for name in NON_GIT_SKIP_DIRS if name != ".git"]
 _NESTED_BRACES = re.compile(r"\{[^}]*\{")  # rg's globs have none; ours expand them
 _REGEX_ERRORS = ("regex parse error", "error parsing regex", "PCRE2", "unrecognized")
+_FS = (sys.getfilesystemencoding(), sys.getfilesystemencodeerrors())  # os.fsdecode's, in C
 
 
 @functools.cache
@@ -69,7 +69,7 @@ def rg_search(
     found = _parse(out, query, f"{target.rel}/" if target.rel else "")
     if target.is_file:
         return dict.fromkeys([target.rel], found.popitem()[1]) if found else {}
-    return found if target.glob is None else {r: h for r, h in found.items() if target.selects(r)}
+    return found if target.glob is None else {r: found[r] for r in target.selected(found)}
 
 
 def _run(
@@ -122,14 +122,14 @@ def _parse(out: bytes, query: GrepQuery, prefix: str) -> dict[str, FileHits]:
     10 MB costs more than the per-file work."""
     parts = out.split(b"\0")
     if query.mode == "files_with_matches":
-        return dict.fromkeys([prefix + os.fsdecode(path) for path in parts[:-1]], FileHits(1))
+        return dict.fromkeys([prefix + path.decode(*_FS) for path in parts[:-1]], FileHits(1))
     tails, mark = parts[1:], b"\n" if query.mode == "count" else b"\n\n"
-    ends = list(map(bytes.find, tails, repeat(mark)))  # each: a count or records, `mark`, path
+    ends = list(map(bytes.find, tails, [mark] * len(tails)))  # a count or records, `mark`, path
     paths = [parts[0], *[t[e + len(mark) :] for t, e in zip(tails, ends, strict=True)]]
-    names = [prefix + os.fsdecode(path) for path in paths[: len(tails)]]  # (no path after the last)
+    names = [prefix + path.decode(*_FS) for path in paths[: len(tails)]]  # (none after the last)
     if query.mode == "count":
         counts = [int(tail[:end]) for tail, end in zip(tails, ends, strict=True)]
         return dict(zip(names, map(FileHits, counts), strict=True))
     ends[-1:] = [len(tail.rstrip(b"\n")) for tail in tails[-1:]]  # no blank line after it
-    counts = [n + 1 for n in map(bytes.count, tails, repeat(b"\n"), repeat(0), ends)]
+    counts = [n + 1 for n in map(bytes.count, tails, [b"\n"] * len(tails), [0] * len(tails), ends)]
     return dict(zip(names, map(FileHits, counts, tails, ends), strict=True))
