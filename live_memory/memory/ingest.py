@@ -91,13 +91,14 @@ class Ingestor:
             # Files the window never read carry no stale knowledge; and a "change" whose bytes
             # equal what the window holds (the echo of a teed write, a commit, a touch) is
             # no change at all.
-            if known is None or (
-                known.state != "deleted" and self._unchanged_on_disk(rel, known.sha256)
-            ):
+            if known is None:
+                # Not held (evicted by a compaction, say), but facts may still cite it.
+                return window.demote_cited(rel, lambda: current_sha256(self.root, rel))
+            if known.state != "deleted" and self._unchanged_on_disk(rel, known.sha256):
                 return False
             return window.mark_stale(rel)
         if kind == "unlink":
-            return window.mark_deleted(rel)
+            return window.mark_deleted(rel) or window.demote_cited(rel, lambda: None)
         if kind == "modified":
             return self._changed_without_content(window, rel)
         return False

@@ -9,7 +9,7 @@ holds the changes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Literal
 
@@ -114,6 +114,18 @@ class Window(WindowBudget):
             self._pend(path, state)
         self._demote(path)
         return True
+
+    def demote_cited(self, path: str, current_sha256: Callable[[], str | None]) -> bool:
+        """A file the window no longer holds changed or went: facts citing it at another
+        version may be out of date. `current_sha256` is asked only when a fact cites it."""
+        if path not in self._cited:
+            return False
+        digest = current_sha256()
+        if all(d == digest for f in self._ledger for src, d in f.sources if src == path):
+            return False  # the cited bytes are still what is on disk
+        before = self.ledger_demotions
+        self._demote(path)
+        return self.ledger_demotions > before
 
     def note_modified(self, path: str) -> bool:
         """An edit without content: hint it on the next question if the window knows the file."""

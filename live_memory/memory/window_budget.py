@@ -37,6 +37,7 @@ class WindowBudget:
     """
 
     __slots__ = (
+        "_cited",
         "_files",
         "_frozen",
         "_frozen_len",
@@ -79,6 +80,7 @@ class WindowBudget:
         self._history = History(history)
         self._ledger: list[LedgerFact] = []
         self._ledger_chars = 0
+        self._cited: frozenset[str] = frozenset()
         self.ledger = list(ledger)
         self.tree = tree
         self._frozen: str | None = None
@@ -133,6 +135,7 @@ class WindowBudget:
     def ledger(self, facts: list[LedgerFact]) -> None:
         self._ledger = facts
         self._ledger_chars = rendered_ledger_chars(facts)
+        self._cited = frozenset(src for fact in facts for src, _ in fact.sources)
 
     @property
     def frozen(self) -> str | None:

@@ -10,6 +10,7 @@ import pytest
 
 from live_memory.config import constants as C
 from live_memory.memory.ingest import Ingestor, held_bytes_cap, in_scope
+from live_memory.memory.model import LedgerFact
 from live_memory.memory.window import Window
 from tests.support.repo import make_repo
 
@@ -197,6 +198,27 @@ def test_unlink_marks_a_known_file_deleted(repo: Path) -> None:
     assert ingestor.apply(window, "never.py", "unlink", None) is False
     window.sync_deltas()
     assert "- src/app.py — DELETED" in window.history[-1].text
+
+
+def test_a_fact_citing_a_file_no_longer_held_is_demoted_when_the_file_moves_on(
+    repo: Path,
+) -> None:
+    """A compaction can evict a file while a fact still cites it: its change or removal
+    must still demote the fact (the window no longer holds the file to mark stale)."""
+    ingestor, window = fresh(repo)
+    cited = (("src/app.py", sha("def main(): ...\n")),)
+    window.ledger = [LedgerFact("main lives in src/app.py", cited)]
+    assert "src/app.py" not in window.files
+    assert ingestor.apply(window, "src/app.py", "change", None) is False  # same bytes on disk
+    assert not window.ledger[0].stale
+    assert ingestor.apply(window, "README.md", "change", None) is False  # cited by nothing
+    (repo / "src/app.py").write_text("def main(): return 1\n", encoding="utf-8")
+    assert ingestor.apply(window, "src/app.py", "change", None) is True
+    assert window.ledger[0].stale and window.ledger_demotions == 1
+    assert "src/app.py" not in window.files  # nothing re-enters the manifest
+    window.ledger = [LedgerFact("main lives in src/app.py", cited)]
+    assert ingestor.apply(window, "src/app.py", "unlink", None) is True
+    assert window.ledger[0].stale
 
 
 def test_unknown_kinds_are_ignored(repo: Path) -> None:
