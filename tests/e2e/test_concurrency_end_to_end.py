@@ -166,7 +166,9 @@ def test_actors_shows_the_workspace_and_its_fork_while_a_slow_question_runs(
 def test_async_tools_submit_then_collect_once(
     fake: FakeProvider, repo: Path, tmp_path: Path
 ) -> None:
-    fake.responder = lambda recorded: Text("background answer", delay_s=0.5)
+    # Held until the first poll has seen it running (a 0.5 s delay lost that race at load 15).
+    held = threading.Event()
+    fake.responder = lambda recorded: Text("background answer", hold=held)
     env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_ASYNC_TOOLS": "true"}
     with AppServer(tmp_path / "data", env) as server:
         _warm(server, repo)
@@ -178,6 +180,7 @@ def test_async_tools_submit_then_collect_once(
         assert not is_error
         job_id = text.split()[0].removeprefix("job_id=")
         _, first = call_tool(server.url, "ask_live_memory_result", {"job_id": job_id})
+        held.set()
         assert first == "[running]"
         fake.wait_for_requests(1, timeout_s=60)
         deadline = time.monotonic() + 60
