@@ -9,13 +9,13 @@ Target: nothing measurable while closed; one open page adds under 1 % of a core.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
 import _repo_root  # noqa: F401  (puts the repository on sys.path for tests.support)
+from _proc import cpu_s
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
@@ -27,11 +27,6 @@ from tests.support.server_process import ServerProcess
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 SETTLE_S = 3.0  # start-up work and the page's first load are not what is measured
-
-
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _browser() -> webdriver.Chrome:
@@ -60,16 +55,16 @@ def main() -> None:
                 server.request("POST", "/api/ask", json={"question": "q?", "cwd": str(repo)})
             pid = server.proc.pid
             time.sleep(SETTLE_S)
-            start = _cpu_s(pid)
+            start = cpu_s(pid)
             time.sleep(args.window_s)
-            closed = _cpu_s(pid) - start
+            closed = cpu_s(pid) - start
             browser = _browser()
             try:
                 browser.get(server.url + "/ui/actors")
                 time.sleep(SETTLE_S)
-                start = _cpu_s(pid)
+                start = cpu_s(pid)
                 time.sleep(args.window_s)
-                polling = _cpu_s(pid) - start
+                polling = cpu_s(pid) - start
             finally:
                 browser.quit()
     finally:

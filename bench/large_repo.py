@@ -39,6 +39,7 @@ from typing import Any
 
 import _repo_root  # noqa: F401 (puts the repository root on sys.path for tests.support)
 import httpx
+from _proc import cpu_s, rss_mb
 
 from live_memory.tools.tree import build_directory_tree
 from tests.support.fakes import FakeProvider, Text, ToolUse
@@ -95,18 +96,6 @@ def _data_dir() -> Path:
     path = Path(tempfile.mkdtemp(prefix="lm-large-repo-data-", dir="/tmp"))
     _DATA_DIRS.append(path)
     return path
-
-
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def _stale(client: httpx.Client, url: str, root: Path) -> int:
@@ -235,7 +224,7 @@ def _one_storm(
     before = _stale(client, url, root)
     probe = _HealthProbe(url)
     probe.start()
-    cpu0, wall0 = _cpu_s(pid), time.monotonic()
+    cpu0, wall0 = cpu_s(pid), time.monotonic()
     box: dict[str, float] = {}
     writer = threading.Thread(
         target=_rewrite, args=(paths, f"#{time.time()}\n", (len(paths) // 3, root / target), box)
@@ -253,7 +242,7 @@ def _one_storm(
     writing = box["done"] - wall0
     # Let the storm settle, then read the watcher's own account.
     time.sleep(3.0)
-    cpu = _cpu_s(pid) - cpu0
+    cpu = cpu_s(pid) - cpu0
     wall = time.monotonic() - wall0
     probe.stop.set()
     probe.join()
@@ -295,7 +284,7 @@ def rss(base: Path, ws_files: int, counts: list[int]) -> None:
         with ServerProcess(_data_dir(), env) as server:
             assert server.proc is not None
             pid = server.proc.pid
-            print(f"[rss] idle server: {_rss_mb(pid):.0f} MB")
+            print(f"[rss] idle server: {rss_mb(pid):.0f} MB")
             loaded = 0
             marks: dict[int, float] = {}
             with httpx.Client(timeout=300) as client:
@@ -308,7 +297,7 @@ def rss(base: Path, ws_files: int, counts: list[int]) -> None:
                         reply.raise_for_status()
                         loaded += 1
                     time.sleep(1.0)
-                    marks[count] = _rss_mb(pid)
+                    marks[count] = rss_mb(pid)
                     threads = len(os.listdir(f"/proc/{pid}/task"))
                     print(
                         f"[rss] {count} loaded workspaces: {marks[count]:.0f} MB, {threads} threads"

@@ -32,6 +32,7 @@ from typing import Any
 import _repo_root  # noqa: F401 (puts the repository root on sys.path for tests.support)
 import httpx
 import pykka
+from _proc import rss_mb
 
 from live_memory.config import load_settings
 from live_memory.gateway import LiveMemoryService
@@ -44,13 +45,6 @@ TEED_READS, TEED_BYTES = 2000, 96 * 1024
 FLOOD_EVENTS, FLOOD_BYTES, FLOOD_BATCH = 2000, 200 * 1024, 10
 QUESTIONS, BIG_FILE_BYTES = 20, 180 * 1024
 CHARS_PER_TOKEN = 4.0
-
-
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def _body(tag: str, size: int) -> str:
@@ -96,7 +90,7 @@ def rss_section(tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
         for root in (reads, flood):  # activate both workspaces before the baseline (a
             # notification alone creates no workspace; a clear does, without a model call)
             client.post(f"{server.url}/clear", json={"cwd": str(root)}).raise_for_status()
-        before = _rss_mb(pid)
+        before = rss_mb(pid)
         print(f"RSS before: {before:.1f} MB")
         start = time.perf_counter()
         for i in range(TEED_READS):
@@ -107,7 +101,7 @@ def rss_section(tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
                 reads,
                 [{"path": f"src/r{i}.py", "kind": "read", "content": content}],
             )
-        after_reads = _rss_mb(pid)
+        after_reads = rss_mb(pid)
         print(
             f"after {TEED_READS} teed reads of {TEED_BYTES // 1024} KB "
             f"({time.perf_counter() - start:.1f} s): RSS {after_reads:.1f} MB "
@@ -120,7 +114,7 @@ def rss_section(tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
                 for j in range(i, i + FLOOD_BATCH)
             ]
             _post(client, server.url, flood, events)
-        after_flood = _rss_mb(pid)
+        after_flood = rss_mb(pid)
         print(
             f"after a notify flood of {FLOOD_EVENTS} x {FLOOD_BYTES // 1024} KB "
             f"({time.perf_counter() - start:.1f} s): RSS {after_flood:.1f} MB "

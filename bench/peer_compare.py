@@ -42,6 +42,7 @@ from pathlib import Path
 
 import _repo_root  # puts the repository root on sys.path for tests.support
 import httpx
+from _proc import cpu_s, rss_mb
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -78,18 +79,6 @@ def _repo(root: Path) -> Path:
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "init"], check=True)
     return root
-
-
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 @dataclass
@@ -172,7 +161,7 @@ class Sampler:
     def _run(self) -> None:
         assert self.side.proc is not None
         while not self._stop.wait(RSS_SAMPLE_S):
-            self.side.samples.append((self.phase, _rss_mb(self.side.proc.pid)))
+            self.side.samples.append((self.phase, rss_mb(self.side.proc.pid, missing=float("nan"))))
 
     def close(self) -> None:
         self._stop.set()
@@ -304,15 +293,15 @@ def measure(side: Side, work: Path, fake_url: str) -> None:
     pid = side.proc.pid
     repo = _repo(work / f"{side.name}-repo")
     time.sleep(1.0)
-    side.figures["rss_idle_mb"] = _rss_mb(pid)
+    side.figures["rss_idle_mb"] = rss_mb(pid, missing=float("nan"))
     sampler = Sampler(side)
     try:
         sampler.phase = "questions"
         asyncio.run(_questions(side, repo, 2))  # the session and the workspace exist now
-        cpu = _cpu_s(pid)
+        cpu = cpu_s(pid)
         times = asyncio.run(_questions(side, repo, QUESTIONS))
         side.figures["question_ms"] = 1000 * statistics.median(times)
-        side.figures["question_server_cpu_ms"] = 1000 * (_cpu_s(pid) - cpu) / QUESTIONS
+        side.figures["question_server_cpu_ms"] = 1000 * (cpu_s(pid) - cpu) / QUESTIONS
         side.figures["usd_per_question"] = _usd_per_question(side, repo)
         sampler.phase = "notify"
         _notify(side, repo, work)
@@ -320,7 +309,7 @@ def measure(side: Side, work: Path, fake_url: str) -> None:
         _hook(side, repo, work)
         sampler.phase = "end"
         time.sleep(1.0)
-        side.figures["rss_end_mb"] = _rss_mb(pid)
+        side.figures["rss_end_mb"] = rss_mb(pid, missing=float("nan"))
         side.figures["rss_growth_mb"] = side.figures["rss_end_mb"] - side.figures["rss_idle_mb"]
     finally:
         sampler.close()
