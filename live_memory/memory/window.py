@@ -3,8 +3,8 @@
 A plain object, owned serially by a workspace actor (forks work on a `copy()`). Between
 compactions it only grows at the end: the frozen volatile block is rendered once by `freeze()`
 and every later change reaches the model as an observation delta appended by `sync_deltas()`.
-Its fields and O(1) measures live in `WindowBudget` (memory/window_budget.py); this module
-holds the changes.
+Its fields live in `WindowFields` (memory/window_fields.py), its O(1) measures in
+`WindowBudget` (memory/window_budget.py); this module holds the changes.
 """
 
 from __future__ import annotations
