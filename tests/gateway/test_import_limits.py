@@ -1,12 +1,13 @@
 """`/api/import` at scale on the shared edge server: a full-size import answers quickly (the
-duplicate check is indexed, the workspace is not blocked for long), an import over
+duplicate check is indexed, the workspace is not blocked for long: bounded by the server's CPU
+seconds, which a loaded machine does not inflate as it does the wall time), an import over
 LIVE_MEMORY_MAX_IMPORT_FACTS is a 413 naming it, and the ledger stops at
 LIVE_MEMORY_MAX_LEDGER_FACTS and says so."""
 
 from __future__ import annotations
 
+import os
 import random
-import time
 from pathlib import Path
 
 import httpx
@@ -23,6 +24,12 @@ def _facts(count: int, seed: int) -> list[dict[str, object]]:
     ]
 
 
+def _cpu_s(pid: int) -> float:
+    """User plus system CPU seconds the process has used so far (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _import(server: ServerProcess, repo: Path, facts: list[dict[str, object]]) -> httpx.Response:
     body = {"cwd": str(repo), "facts": facts}
     return httpx.post(f"{server.url}/api/import", json=body, timeout=120)
@@ -35,12 +42,17 @@ def test_a_full_import_is_quick_and_the_ledger_and_import_caps_hold(
     assert over.status_code == 413, over.text
     assert "LIVE_MEMORY_MAX_IMPORT_FACTS" in over.json()["error"]
 
-    started = time.monotonic()
+    assert edge_server.proc is not None
+    pid = edge_server.proc.pid
+    before = _cpu_s(pid)
     full = _import(edge_server, edge_repo, _facts(C.MAX_LEDGER_FACTS, 2))
-    elapsed = time.monotonic() - started
+    spent = _cpu_s(pid) - before
     assert full.status_code == 200, full.text
     assert full.json()["added"] == C.MAX_LEDGER_FACTS
-    assert elapsed < 15.0, elapsed  # generous (loaded machine); pairwise was ~25 s for 3,000
+    # The server's CPU for the whole request (parse, redaction, the indexed duplicate check,
+    # the merge); the pairwise check took ~25 s for 3,000 facts.
+    print(f"import of {C.MAX_LEDGER_FACTS} facts: {spent:.2f} s of server CPU")
+    assert spent < 5.0, spent  # measured 0.8 s
     stats = httpx.get(f"{edge_server.url}/stats", params={"cwd": str(edge_repo)}, timeout=30)
     assert stats.status_code == 200  # the workspace answers again at once
 
