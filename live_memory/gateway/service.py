@@ -104,26 +104,32 @@ class LiveMemoryService(ServerSide):
         return len(pending)
 
     # --- workspace requests --------------------------------------------------------------
-    def notify_held(self, body: object) -> NotifyOutcome | None:
+    def notify_held(self, body: object, *, gather: bool = True) -> NotifyOutcome | None:
         """/notify without waiting on the workspace: parse the body (raising InputError or
         PayloadTooLarge) and hand the events to a workspace actor this edge holds a live
         handle for. None when it holds none: `notify` resolves the workspace first.
 
-        What the 200 then promises: the batch was valid and is in the loaded workspace's
-        mailbox, so it is applied before any later request to that workspace is handled
+        What the 200 then promises: the batch was valid and is queued for the loaded
+        workspace, so it is applied before any later request to that workspace is handled
         (a /stats or a question sees it); every event counts as accepted. Whether an event
         changed memory (a secret path, an unchanged file) is the actor's business, as is
         its snapshot, which was always debounced. Saves the round trip to the actor thread
-        and back per hook request."""
+        and back per hook request. With `gather` (the protocol's direct path, on the event
+        loop) the events wait a few milliseconds for others (gateway/notify_batch), so a
+        burst of hook requests wakes the actor once instead of once each."""
         cwd, events = parse_notify(body, max_events=self.settings.max_notify_events)
         if not events:
             return NotifyOutcome(0, 0)
-        if self._tell_held(cwd, Notify(tuple(events))):
-            return NotifyOutcome(len(events), 0)
-        return None
+        if gather:
+            held = self._gather_held(cwd, tuple(events))
+        else:
+            if self._batch:
+                self.flush_notifications()  # keep the order with gathered ones
+            held = self._tell_held(cwd, Notify(tuple(events)))
+        return NotifyOutcome(len(events), 0) if held else None
 
     async def notify(self, body: object) -> NotifyOutcome:
-        held = self.notify_held(body)
+        held = self.notify_held(body, gather=False)
         if held is not None:
             return held
         cwd, events = parse_notify(body, max_events=self.settings.max_notify_events)

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import weakref
@@ -21,6 +22,7 @@ from live_memory.actors import (
     DrainTranscripts,
     GatewayActor,
     KeepWarmActor,
+    Notify,
     Route,
     SweepIdle,
     WatchdogActor,
@@ -33,10 +35,12 @@ from live_memory.gateway import ask_arguments
 from live_memory.gateway.blocking import BlockingCalls
 from live_memory.gateway.bridge import wait_reply
 from live_memory.gateway.jobs import JobRunner
+from live_memory.gateway.notify_batch import NotifyBatch
 from live_memory.index import SymbolIndexes
 from live_memory.knowledge import EndpointNotes, FactStore, TranscriptQueue, UsageLedger
 from live_memory.memory import Snapshots, SnapshotStore
 from live_memory.watchers import WatcherBoard
+from live_memory.workspace import FileEvent
 
 __all__ = ["ServiceBase"]
 
@@ -114,6 +118,9 @@ class ServiceBase:
         self._handles: dict[str, weakref.ref[ActorRef[Any]]] = {}
         """cwd -> weak workspace actor handle (written from actor threads: single dict ops).
         Weak, so a passivated actor's mailbox is freed with it instead of living on here."""
+        self._batch = NotifyBatch()
+        """Held workspaces' notifications not yet told (gateway/notify_batch; loop only)."""
+        self._batch_timer: asyncio.TimerHandle | None = None
         for root in self.stores.transcripts.workspaces_with_pending():
             self.gateway.tell(Route(root, DrainTranscripts()))
 
@@ -132,9 +139,15 @@ class ServiceBase:
 
     def _send(self, cwd: str, message: Any, *, activate: bool = True) -> None:
         """Tell the workspace for `cwd`: directly on a remembered handle, else through the
-        gateway, which resolves the name, activates the actor and hands back its handle."""
+        gateway, which resolves the name, activates the actor and hands back its handle.
+        Gathered notifications go first (for every name: two names may be one workspace)."""
+        if self._batch:
+            self.flush_notifications()
         if self._tell_held(cwd, message):
             return
+        self._route(cwd, message, activate=activate)
+
+    def _route(self, cwd: str, message: Any, *, activate: bool) -> None:
         handle: Future[ActorRef[Any]] = Future()
         handle.add_done_callback(lambda f: self._remember(cwd, f))
         self.gateway.tell(Route(cwd, message, activate_unknown=activate, handle=handle))
@@ -152,6 +165,36 @@ class ServiceBase:
             self._forget(cwd, weak)
             return False
         return True
+
+    def _gather_held(self, cwd: str, events: tuple[FileEvent, ...]) -> bool:
+        """Gather a notification for a workspace this edge holds a live handle for, to be
+        told with the others within NOTIFY_BATCH_DELAY_S; False when it holds none. On the
+        event loop only."""
+        weak = self._handles.get(cwd)
+        ref = weak() if weak is not None else None
+        if ref is None or not ref.is_alive():
+            return False
+        if self._batch.add(cwd, events):
+            self.flush_notifications()
+        elif self._batch_timer is None:
+            loop = asyncio.get_running_loop()
+            self._batch_timer = loop.call_later(C.NOTIFY_BATCH_DELAY_S, self.flush_notifications)
+        return True
+
+    def flush_notifications(self) -> None:
+        """Tell every gathered notification to its workspace, in arrival order. One that
+        stopped meanwhile (passivated) gets it through the gateway, like an unheld name."""
+        if self._batch_timer is not None:
+            self._batch_timer.cancel()
+            self._batch_timer = None
+        for cwd, events in self._batch.take():
+            message = Notify(events)
+            if self._tell_held(cwd, message):
+                continue
+            try:
+                self._route(cwd, message, activate=False)
+            except ActorDeadError:  # the gateway itself stopped: the server is shutting down
+                logger.warning("dropped %d notified events for %s at shutdown", len(events), cwd)
 
     def _remember(self, cwd: str, handle: Future[ActorRef[Any]]) -> None:
         if handle.cancelled() or handle.exception() is not None:

@@ -113,6 +113,7 @@ class ServerSide(ServiceBase):
     async def shutdown(self, grace_s: float = C.SHUTDOWN_GRACE_S) -> None:
         """Stop admissions, let in-flight questions finish up to `grace_s`, flush, stop."""
         self.closing = True
+        self.flush_notifications()  # 200s already promised them
         reply: Future[None] = Future()
         self.gateway.tell(Drain(grace_s, reply))
         await self.jobs.aclose()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from pathlib import Path
 
 import httpx
@@ -93,6 +94,52 @@ def test_each_notification_is_applied_before_the_next_request_sees_the_workspace
             reply = client.post("/notify", content=body, headers=JSON)
             assert reply.status_code == 200 and reply.json() == {"accepted": 1, "ignored": 0}
             assert _with_content(edge_server, edge_repo) == before + i + 1
+
+
+def _processed(server: ServerProcess, repo: Path) -> int:
+    """Messages the workspace actor has handled (`/actors` reads the inventory: unlike
+    /stats, asking it sends the workspace nothing, so it flushes no gathered notification)."""
+    rows = server.request("GET", "/actors").json()
+    mine = [r for r in rows if r["kind"] == "workspace" and r["workspace"] == str(repo)]
+    assert len(mine) == 1, rows
+    return int(mine[0]["processed"])
+
+
+def test_a_gathered_notification_reaches_its_workspace_with_no_later_request(
+    edge_server: ServerProcess, edge_repo: Path
+) -> None:
+    """Notifications for a held workspace wait on the event loop for a few milliseconds to
+    be told together (gateway/notify_batch); nobody has to ask for them to be applied."""
+    _held(edge_server, edge_repo)
+    before = _processed(edge_server, edge_repo)
+    body = _batch(edge_repo, ("gen/alone.py", "ALONE = 1\n"))
+    assert edge_server.request("POST", "/notify", content=body, headers=JSON).status_code == 200
+    deadline = time.monotonic() + 30
+    while _processed(edge_server, edge_repo) == before:  # the batch's timer, not a request
+        assert time.monotonic() < deadline, "the gathered notification was never told"
+        time.sleep(0.01)
+
+
+def test_a_pipelined_burst_is_seen_whole_by_the_request_behind_it(
+    edge_server: ServerProcess, edge_repo: Path
+) -> None:
+    """A burst gathered into one batch (over the event cap, too) and a /stats pipelined
+    right behind it on the same connection: the /stats is answered after every one."""
+    _held(edge_server, edge_repo)
+    before = _with_content(edge_server, edge_repo)
+    count = C.NOTIFY_BATCH_MAX_EVENTS + 10
+    burst = b"".join(
+        _request(_batch(edge_repo, (f"burst/f{i}.py", f"B_{i} = {i}\n"))) for i in range(count)
+    )
+    stats = b"GET /stats?cwd=%s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % str(edge_repo).encode()
+    with _connect(edge_server) as sock:
+        sock.sendall(burst + stats)
+        replies = _Replies(sock)
+        for _ in range(count):
+            assert replies.next()[::2] == (200, b'{"accepted":1,"ignored":0}')
+        status, _, body = replies.next()
+    assert status == 200
+    assert json.loads(body)["file_contexts"]["with_content"] == before + count
 
 
 def test_keep_alive_pipelining_and_connection_close(

@@ -35,6 +35,7 @@ async def active_roots(service: LiveMemoryService) -> list[str]:
 async def _inspect(service: LiveMemoryService, root: str, *, detail: bool, query: str) -> Row:
     reply: Future[Row] = Future()
     message = InspectWorkspace(detail, query, reply)
+    service.flush_notifications()  # what a 200 was given for shows on the page
     service.gateway.tell(Route(root, message, activate_unknown=False))
     return await wait_reply(reply, C.EDGE_REPLY_TIMEOUT_S)
 

@@ -1,0 +1,63 @@
+"""Notifications for held workspaces, gathered on the event loop and told together.
+
+A hook POSTs one /notify per file event, on a new connection each. Telling the workspace
+actor per request woke a pool thread per request (a queue put, a futex, the GIL handed to
+the pool and back): with 1,500 sequential hook requests that hop was half the server's CPU
+and, on a loaded machine, most of its latency. So the edge gathers the parsed events of held
+workspaces for a few milliseconds (NOTIFY_BATCH_DELAY_S) and tells each actor one Notify for
+the lot, in arrival order.
+
+What a 200 promised stays true: the batch is valid and queued, and it is applied before any
+later request to that workspace is handled, because the edge flushes what is gathered before
+it sends any other message to any workspace (service_base `_send`, the dashboard's
+inspection, the shutdown drain). Bounded: at NOTIFY_BATCH_MAX_EVENTS events or
+NOTIFY_BATCH_MAX_BYTES of content the batch is flushed at once.
+
+This module is the pure part (what is gathered, when it is full, the merged messages); the
+timer and the tells are the service's.
+"""
+
+from __future__ import annotations
+
+from live_memory.config import constants as C
+from live_memory.workspace import FileEvent
+
+__all__ = ["NotifyBatch"]
+
+
+class NotifyBatch:
+    """Events per workspace name, in arrival order, up to the caps."""
+
+    __slots__ = ("_bytes", "_count", "_entries", "max_bytes", "max_events")
+
+    def __init__(
+        self,
+        *,
+        max_events: int = C.NOTIFY_BATCH_MAX_EVENTS,
+        max_bytes: int = C.NOTIFY_BATCH_MAX_BYTES,
+    ) -> None:
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self._entries: list[tuple[str, list[FileEvent]]] = []
+        self._count = 0
+        self._bytes = 0
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
+
+    def add(self, cwd: str, events: tuple[FileEvent, ...] | list[FileEvent]) -> bool:
+        """Gather `events` for `cwd`; True when the batch is full and must be flushed now."""
+        entries = self._entries
+        if entries and entries[-1][0] == cwd:
+            entries[-1][1].extend(events)  # one message per run of the same name
+        else:
+            entries.append((cwd, list(events)))
+        self._count += len(events)
+        self._bytes += sum(len(e.content) for e in events if e.content is not None)
+        return self._count >= self.max_events or self._bytes >= self.max_bytes
+
+    def take(self) -> list[tuple[str, tuple[FileEvent, ...]]]:
+        """Everything gathered, in order (runs of one name merged), and empty the batch."""
+        entries, self._entries = self._entries, []
+        self._count = self._bytes = 0
+        return [(cwd, tuple(events)) for cwd, events in entries]
