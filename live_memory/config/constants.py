@@ -260,6 +260,10 @@ RETRY_AFTER_MAX_S: Final = 30.0  # never wait longer than this on a server's ret
 DEFAULT_MIN_CACHEABLE_TOKENS: Final = 1024  # unknown models: shortest prefix worth a breakpoint
 ANTHROPIC_OAUTH_BETA: Final = "oauth-2025-04-20"  # anthropic-beta header for subscription tokens
 STREAM_LINE_MAX_BYTES: Final = 4 * 1024 * 1024  # one server-sent-event line of a model stream
+# After a stream's message_stop: what is read to reach the body's end (so the connection is
+# kept for the next call), at most this much and this long, else the connection is closed.
+STREAM_TAIL_MAX_BYTES: Final = 64 * 1024
+STREAM_TAIL_WAIT_S: Final = 0.25
 ANTHROPIC_API_VERSION: Final = "2026-10-21"  # anthropic-version header (as SDK 2.15 sends)
 # Claude Code's public OAuth client id (the CLIENT_ID constant of the Claude Code CLI, as quoted
 # by many public tools that refresh its credential); the token endpoint refuses a refresh grant

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -178,7 +178,9 @@ class AnthropicProvider:
                     await response.aread()
                     raise HttpStatusError(response)
                 lines = event_lines(response.aiter_bytes(), constants.STREAM_LINE_MAX_BYTES)
-                return await assemble_stream(lines, tap)
+                message = await assemble_stream(lines, tap)
+                await _read_tail(lines)
+                return message
             except StreamError as exc:
                 status = _STREAM_ERROR_STATUS.get(exc.kind, 400)
                 error = {"type": "error", "error": {"type": exc.kind, "message": exc.message}}
@@ -207,6 +209,22 @@ class AnthropicProvider:
         client, self._client = self._client, None
         if client is not None and self._client_loop is asyncio.get_running_loop():
             await client.aclose()
+
+
+async def _read_tail(lines: AsyncIterator[bytes]) -> None:
+    """Read what follows `message_stop` (a blank line, then the body's end) so the connection
+    goes back to the pool: closing a half-read response closes its connection, and every call
+    then paid a new TCP connection. A server that keeps sending or holds the stream open past
+    a short wait gets its connection closed instead; the message is complete either way."""
+    seen = 0
+    try:
+        async with asyncio.timeout(constants.STREAM_TAIL_WAIT_S):
+            async for line in lines:
+                seen += len(line)
+                if seen > constants.STREAM_TAIL_MAX_BYTES:
+                    return
+    except (TimeoutError, ValueError, httpx2.TransportError):
+        return
 
 
 def _attempt_timeout(deadline: float | None) -> httpx2.Timeout:

@@ -1,0 +1,104 @@
+"""The Anthropic adapter keeps one HTTP connection across calls: it reads a stream to its end
+after `message_stop` (closing a half-read response closed the connection, so every call paid a
+new one). A server that holds the stream open after `message_stop` costs a short wait and a
+fresh connection per call, never a lost answer.
+
+The server here is a minimal HTTP/1.1 one on loopback, because it must count connections and
+hold a finished stream open, which the shared fake (uvicorn) cannot; its events are the shared
+fake's own (`fake_anthropic_wire`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+
+from live_memory.config import constants as C
+from live_memory.providers import AnthropicProvider, ChatRequest, Message, TextBlock
+from tests.support.fakes import Text
+from tests.support.fakes.fake_anthropic_wire import sse_events
+from tests.support.fakes.fake_cache import AnthropicCacheUsage
+
+MODEL = "claude-haiku-4-5"
+_IDS = itertools.count(1)
+
+
+class StreamServer:
+    """Answers every POST with one streamed reply; `hold_tail`: never ends the body."""
+
+    def __init__(self, hold_tail: bool) -> None:
+        self.hold_tail = hold_tail
+        self.connections = 0
+        self.requests = 0
+
+    async def __aenter__(self) -> StreamServer:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+        await self.server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while head := await reader.readuntil(b"\r\n\r\n"):
+                length = next(
+                    int(line.split(b":", 1)[1])
+                    for line in head.lower().split(b"\r\n")
+                    if line.startswith(b"content-length:")
+                )
+                await reader.readexactly(length)
+                self.requests += 1
+                usage = AnthropicCacheUsage(40, 0, 0)
+                events = b"".join(
+                    sse_events(Text(f"answer {self.requests}"), MODEL, usage, _new_id, empty=False)
+                )
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                    b"transfer-encoding: chunked\r\n\r\n%x\r\n%s\r\n" % (len(events), events)
+                )
+                if self.hold_tail:
+                    await writer.drain()
+                    await reader.read()  # until the client closes the connection
+                    return
+                writer.write(b"0\r\n\r\n")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the client closed the connection
+        finally:
+            writer.close()
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_{next(_IDS)}"
+
+
+def _ask(n: int) -> ChatRequest:
+    return ChatRequest(MODEL, (), (Message("user", (TextBlock(f"question {n}"),)),), (), 256)
+
+
+async def _three_calls(hold_tail: bool) -> tuple[list[str], int, float]:
+    async with StreamServer(hold_tail) as server:
+        provider = AnthropicProvider(server.url, "test-key")
+        started = time.monotonic()
+        try:
+            answers = [(await provider.chat(_ask(n))).text for n in range(3)]
+        finally:
+            await provider.aclose()
+        return answers, server.connections, time.monotonic() - started
+
+
+def test_calls_share_one_connection() -> None:
+    answers, connections, _ = asyncio.run(_three_calls(hold_tail=False))
+    assert answers == ["answer 1", "answer 2", "answer 3"]
+    assert connections == 1
+
+
+def test_a_stream_held_open_after_message_stop_still_answers_on_a_fresh_connection() -> None:
+    answers, connections, elapsed = asyncio.run(_three_calls(hold_tail=True))
+    assert answers == ["answer 1", "answer 2", "answer 3"]
+    assert connections == 3
+    assert elapsed >= 3 * C.STREAM_TAIL_WAIT_S  # each waited for the tail, then gave up on it
