@@ -228,6 +228,10 @@ PASSIVATE_AFTER_IDLE_S: Final = 900.0
 PASSIVATION_SWEEP_S: Final = 30.0
 SHUTDOWN_GRACE_S: Final = 20.0
 MCP_DRAIN_S: Final = 20.0
+# A POST /mcp is answered as one JSON body (not SSE, whose pings keep a client's read timer
+# alive) only while a question's hard backstop is within this: under the Python MCP client's
+# 300 s HTTP read timeout, the shortest we know.
+MCP_JSON_REPLY_MAX_WAIT_S: Final = 240.0
 """SIGTERM: how long MCP questions in flight may run on before the MCP session manager stops."""
 MANIFEST_SNAPSHOT_DEBOUNCE_S: Final = 5.0
 """A notification's manifest change is snapshotted at the next sweep at least this old."""

@@ -27,6 +27,7 @@ from live_memory.gateway.config_route import build_config_route
 from live_memory.gateway.error_map import error_payload
 from live_memory.gateway.guard import Guard, GuardRules, allowed_hostnames
 from live_memory.gateway.jsonrpc_check import jsonrpc_problem
+from live_memory.gateway.mcp_reply import answer_watched, reply_as_json
 from live_memory.gateway.mcp_tools import build_mcp_server
 from live_memory.gateway.notify_direct import DirectNotify
 from live_memory.gateway.notify_fast_path import NotifyFastPath
@@ -82,17 +83,17 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
         live = await asyncio.to_thread(LiveMemoryService, settings)
         app.state.service = live
-        manager = StreamableHTTPSessionManager(
-            app=build_mcp_server(live)._lowlevel_server,
-            stateless=True,
-            json_response=False,
-        )
+        mcp_server = build_mcp_server(live)._lowlevel_server
+        # Two transports for one server: SSE for what needs it, JSON for the rest (mcp_reply).
+        manager = StreamableHTTPSessionManager(app=mcp_server, stateless=True, json_response=False)
+        plain = StreamableHTTPSessionManager(app=mcp_server, stateless=True, json_response=True)
         app.state.mcp = StreamableHTTPASGIApp(manager)
+        app.state.mcp_json = StreamableHTTPASGIApp(plain)
         app.state.spools = SpoolDrain(live)
         # Spooled hook bodies from while the server was down go in before new ones pile up.
         drain = asyncio.ensure_future(app.state.spools.at_start())
         try:
-            async with manager.run():
+            async with manager.run(), plain.run():
                 try:
                     yield
                 finally:
@@ -128,7 +129,8 @@ class _McpEndpoint:
     forwards to the MCP transport the lifespan created.
 
     A POST body is read first under the same size and time limits as every REST route
-    (the transport itself would wait forever for a half-sent body), then replayed.
+    (the transport itself would wait forever for a half-sent body), then replayed, to the
+    JSON-reply transport unless the POST needs a stream (mcp_reply).
     """
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -143,11 +145,25 @@ class _McpEndpoint:
         except LiveMemoryError as exc:
             await _send_json(send, *error_payload(exc))
             return
-        problem = jsonrpc_problem(body)
+        try:
+            parsed = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            parsed = None  # the SDK answers it (a parse error)
+        problem = jsonrpc_problem(parsed)
         if problem is not None:
             await _send_json(send, 400, problem)
             return
+        if _reply_as_json(scope, parsed, service):
+            await answer_watched(scope["app"].state.mcp_json, scope, body, receive, send)
+            return
         await mcp(scope, _replay(body, receive), send)
+
+
+def _reply_as_json(scope: Scope, parsed: object, service: LiveMemoryService) -> bool:
+    accept = next((v for k, v in scope["headers"] if k == b"accept"), b"")
+    answer_tokens = service.settings.max_answer_tokens  # the longest budget of any question
+    backstop = service.services.budget(answer_tokens).seconds + C.HARD_DEADLINE_MARGIN_S
+    return reply_as_json(parsed, accept, backstop)
 
 
 async def _send_json(send: Send, status: int, payload: object) -> None:

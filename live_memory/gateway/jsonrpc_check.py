@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from live_memory.config import constants as C
 
 __all__ = ["INVALID_REQUEST", "jsonrpc_problem"]
@@ -58,13 +56,9 @@ def _problem(message: object) -> dict[str, Any] | None:
     return None
 
 
-def jsonrpc_problem(body: bytes) -> dict[str, Any] | None:
-    """The JSON-RPC error answer for a body the SDK would mishandle, else None (let the SDK
-    answer it, invalid JSON included)."""
-    try:
-        parsed = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
+def jsonrpc_problem(parsed: object) -> dict[str, Any] | None:
+    """The JSON-RPC error answer for a parsed body the SDK would mishandle, else None (let the
+    SDK answer it; pass None for a body that is not JSON)."""
     if isinstance(parsed, list):  # a batch is refused whole for its first bad member
         problem = next((p for p in map(_problem, parsed) if p is not None), None)
         if problem is not None:

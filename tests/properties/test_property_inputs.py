@@ -368,8 +368,11 @@ def test_arbitrary_bodies_get_2xx_or_a_clear_4xx_and_never_crash_the_server(
     assert client.get("/health").status_code == 200  # still serving
 
 
-def _sse_messages(text: str) -> list[dict[str, Any]]:
-    lines = text.splitlines()
+def _mcp_messages(response: Any) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of a reply: one JSON body, or an SSE stream's events."""
+    if response.headers["content-type"] == "application/json":
+        return [response.json()]
+    lines = response.text.splitlines()
     return [json.loads(line.removeprefix("data:")) for line in lines if line.startswith("data:")]
 
 
@@ -409,7 +412,7 @@ def test_arbitrary_mcp_tool_arguments_get_a_result_or_a_jsonrpc_error(
     if response.status_code >= 400:
         assert "error" in response.json(), response.text
         return
-    messages = _sse_messages(response.text)
+    messages = _mcp_messages(response)
     assert len(messages) == 1, response.text
     reply = messages[0]
     assert reply.get("id") == 7
