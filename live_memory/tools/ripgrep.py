@@ -1,10 +1,9 @@
-"""Grep on ripgrep as it is: one `rg` run per search, where the jail opened the target.
-
-rg decides ignores (in git and outside), binaries and links; the model's glob goes to it as
-`--glob` (as in rg it can name an ignored file, never an ignored directory's) and applies
-exactly after; `--glob=!.git` comes last so no glob overrides it. rg's working directory is
-the jailed directory's descriptor (one file: on stdin from its jailed descriptor), so no raced
-link leads it outside. Content mode asks for line numbers only (`--max-columns=1`)."""
+"""Grep on ripgrep as it is: one `rg` walk per search, in the jailed directory's descriptor
+(no raced link leads it outside). rg decides ignores (in git and outside), binaries and links;
+the model's glob goes to it as `--glob` (as in rg it can name an ignored file, never an ignored
+directory's) and applies exactly after; `--glob=!.git` comes last so no glob overrides it.
+Files are named by their jailed descriptors (`/proc/self/fd/N`): one searched file, and in
+content mode, after a `-c` walk, the files shown (numbered alone: cheaper than a `-n` walk)."""
 
 from __future__ import annotations
 
@@ -17,85 +16,99 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 from live_memory.config.constants import BINARY_SNIFF_BYTES, NON_GIT_SKIP_DIRS
 from live_memory.tools.arguments import BadToolArguments
-from live_memory.tools.grep import FileHits, GrepQuery, GrepTarget, out_of_time
+from live_memory.tools.grep import OUT_OF_TIME, GrepQuery, GrepTarget
 from live_memory.tools.jail import check_regular, open_in_root
 from live_memory.tools.scope import Scope
 
-__all__ = ["find_ripgrep", "rg_search"]
+__all__ = ["find_ripgrep", "rg_numbers", "rg_search"]
 
 _BASE = ["--no-config", "--hidden", "--no-require-git", "--color=never", "--engine=auto"]
 _BASE += ["--with-filename", "--null", "--no-messages"]
-_MODES = {"files_with_matches": ["-l"], "count": ["-c"], "content": ["-n", "--heading"]}
+_MODES = {"files_with_matches": ["-l"], "count": ["-c"], "content": ["-c"]}
 _OUTSIDE_GIT = [f"--glob=!{name}/" for name in NON_GIT_SKIP_DIRS if name != ".git"]
 _NESTED_BRACES = re.compile(r"\{[^}]*\{")  # rg's globs have none; ours expand them
 _REGEX_ERRORS = ("regex parse error", "error parsing regex", "PCRE2", "unrecognized")
 _FS = (sys.getfilesystemencoding(), sys.getfilesystemencodeerrors())  # os.fsdecode's, in C
+_COUNT = re.compile(r"\0(\d+)\n")  # ends `path\0count\n`: a path may hold `\n`, never `\0`
+_NUMBERED = re.compile(rb"/proc/self/fd/(\d+)\0(\d+):")  # then a byte at most or [Omitted..]
 
 
 @functools.cache
 def find_ripgrep() -> str | None:
     """The rg binary: the one installed next to this interpreter's scripts, then PATH."""
-    scripts = sysconfig.get_path("scripts")
-    for candidate in (os.path.join(scripts, "rg") if scripts else "", shutil.which("rg") or ""):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    path = [sysconfig.get_path("scripts") or "", os.environ.get("PATH", os.defpath)]
+    return shutil.which("rg", path=os.pathsep.join(filter(None, path)))
 
 
 def rg_search(
     binary: str, scope: Scope, query: GrepQuery, target: GrepTarget, deadline: float
-) -> dict[str, FileHits]:
-    args = [*_BASE, "-i" if query.ignore_case else "-s", *_MODES[query.mode]]
+) -> dict[str, int]:
+    args = [binary, *_BASE, "-i" if query.ignore_case else "-s", *_MODES[query.mode]]
     if query.mode == "content":
-        args += ["--max-columns=1", f"--max-count={query.per_file_cap}"]
-    if target.is_file:  # on stdin from the jailed descriptor: searched even if ignored
-        opened = open_in_root(scope.root, target.rel, secret_patterns=scope.secret_patterns)
-        check_regular(opened.fd, target.rel)  # a FIFO on stdin would just read as empty
-        if b"\0" in os.pread(opened.fd, BINARY_SNIFF_BYTES, 0):  # binary, as rg's walk says
-            os.close(opened.fd)
+        args.append(f"--max-count={query.per_file_cap}")
+    if target.is_file:  # named by its jailed descriptor: searched even if ignored
+        fd = open_in_root(scope.root, target.rel, secret_patterns=scope.secret_patterns).fd
+        if b"\0" in os.pread(check_regular(fd, target.rel), BINARY_SNIFF_BYTES, 0):
+            os.close(fd)  # binary, as rg's walk would say
             return {}
-        args += ["--text", "--", query.pattern, "-"]
-    else:
-        opened = open_in_root(scope.root, target.rel, directory=True, secret_patterns=())
+        args += ["--text", "--", query.pattern, f"/proc/self/fd/{fd}"]
+    else:  # rg starts in (its view of) the jailed directory
+        fd = open_in_root(scope.root, target.rel, directory=True, secret_patterns=()).fd
         args += [*_globs(target, str(scope.root)), "--", query.pattern]
     try:
-        out = _run(binary, args, query, deadline, opened.fd, directory=not target.is_file)
+        cwd = None if target.is_file else f"/proc/self/fd/{fd}"
+        out = _run(args, query.pattern, deadline, [fd], cwd)
     finally:
-        os.close(opened.fd)
-    found = _parse(out, query, f"{target.rel}/" if target.rel else "")
+        os.close(fd)
+    found = _parse(out.decode(*_FS), query, f"{target.rel}/" if target.rel else "")
     if target.is_file:
         return dict.fromkeys([target.rel], found.popitem()[1]) if found else {}
     return found if target.glob is None else {r: found[r] for r in target.selected(found)}
 
 
+def rg_numbers(
+    binary: str, scope: Scope, query: GrepQuery, opened: dict[str, int], deadline: float
+) -> dict[str, list[int]]:
+    """Read as text (the walk judged them); Grep reads the lines from the same descriptors."""
+    named = {fd: rel for rel, fd in opened.items()}
+    args = [binary, *_BASE, "-i" if query.ignore_case else "-s", "-n", "--text"]
+    args += ["--max-columns=1", f"--max-count={query.per_file_cap}", "--", query.pattern]
+    out = _run([*args, *(f"/proc/self/fd/{fd}" for fd in named)], query.pattern, deadline, named)
+    numbers: dict[str, list[int]] = {rel: [] for rel in opened}
+    for fd, number in _NUMBERED.findall(out):
+        numbers[named[int(fd)]].append(int(number))
+    return numbers
+
+
 def _run(
-    binary: str, args: list[str], query: GrepQuery, deadline: float, fd: int, *, directory: bool
+    command: list[str], pattern: str, deadline: float, fds: Collection[int], cwd: str | None = None
 ) -> bytes:
     # stdout to a file: draining a pipe record by record costs more CPU than the search.
     with tempfile.TemporaryFile() as stdout:
         try:  # the stderr pipe's EOF wakes us when rg exits (no polling); killed at the deadline
             done = subprocess.run(
-                [binary, *args],
-                cwd=f"/proc/self/fd/{fd}" if directory else None,  # in the child: the jailed dir
-                pass_fds=(fd,) if directory else (),
-                stdin=subprocess.DEVNULL if directory else fd,
+                command,
+                cwd=cwd,
+                pass_fds=tuple(fds),
+                stdin=subprocess.DEVNULL,
                 stdout=stdout,
                 stderr=subprocess.PIPE,  # a few lines at most (--no-messages)
                 timeout=deadline - time.monotonic(),  # past it: TimeoutExpired at once
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            raise out_of_time() from None
+            raise TimeoutError(OUT_OF_TIME) from None
         stdout.seek(0)
         out = stdout.read()
     err = done.stderr.decode(errors="replace")
     if done.returncode == 2 and not out and any(m in err for m in _REGEX_ERRORS):
         reasons = [line for line in err.splitlines() if line.startswith("error:")] or [err]
-        raise BadToolArguments(f"Grep: invalid regex {query.pattern!r}: {reasons[-1]}")
+        raise BadToolArguments(f"Grep: invalid regex {pattern!r}: {reasons[-1]}")
     return out
 
 
@@ -104,32 +117,17 @@ def _globs(target: GrepTarget, root: str) -> list[str]:
     directories only there), then ours, which win by coming later (outside git, the
     listing's skipped trees such as `node_modules`)."""
     pattern = target.glob.pattern.strip() if target.glob is not None else ""
-    globs = ["--glob=!.git"] if _inside_git(root) else ["--glob=!.git", *_OUTSIDE_GIT]
+    in_git = any(os.path.lexists(path / ".git") for path in (Path(root), *Path(root).parents))
+    globs = ["--glob=!.git"] if in_git else ["--glob=!.git", *_OUTSIDE_GIT]
     if not pattern or pattern.endswith("/") or _NESTED_BRACES.search(pattern):
         return globs
     return [f"--glob={'!' if target.exclude else ''}{pattern}", *globs]
 
 
-@functools.lru_cache(maxsize=64)
-def _inside_git(root: str) -> bool:
-    return any(os.path.lexists(path / ".git") for path in (Path(root), *Path(root).parents))
-
-
-def _parse(out: bytes, query: GrepQuery, prefix: str) -> dict[str, FileHits]:
-    """`--null` output: after each `path\\0`, nothing (-l), `count\\n` (-c) or `N:...\\n`
-    records ended by a blank line (-n --heading). Paths may hold `\\n`, never `\\0`. Bulk
-    passes (map over bytes methods), records not copied: on 20k files each pass over rg's
-    10 MB costs more than the per-file work."""
-    parts = out.split(b"\0")
+def _parse(out: str, query: GrepQuery, prefix: str) -> dict[str, int]:
+    """`--null` output: `path\\0` each (-l) or `path\\0count\\n` each (-c); decoded whole (as
+    each path alone: `\\0` and digits are ASCII) and cut by one C-level call, not one per path."""
     if query.mode == "files_with_matches":
-        return dict.fromkeys([prefix + path.decode(*_FS) for path in parts[:-1]], FileHits(1))
-    tails, mark = parts[1:], b"\n" if query.mode == "count" else b"\n\n"
-    ends = list(map(bytes.find, tails, [mark] * len(tails)))  # a count or records, `mark`, path
-    paths = [parts[0], *[t[e + len(mark) :] for t, e in zip(tails, ends, strict=True)]]
-    names = [prefix + path.decode(*_FS) for path in paths[: len(tails)]]  # (none after the last)
-    if query.mode == "count":
-        counts = [int(tail[:end]) for tail, end in zip(tails, ends, strict=True)]
-        return dict(zip(names, map(FileHits, counts), strict=True))
-    ends[-1:] = [len(tail.rstrip(b"\n")) for tail in tails[-1:]]  # no blank line after it
-    counts = [n + 1 for n in map(bytes.count, tails, [b"\n"] * len(tails), [0] * len(tails), ends)]
-    return dict(zip(names, map(FileHits, counts, tails, ends), strict=True))
+        return dict.fromkeys(map(prefix.__add__, out.split("\0")[:-1]), 1)
+    cut = _COUNT.split(out)  # path, count, path, count, ..., ''
+    return dict(zip(map(prefix.__add__, cut[0:-1:2]), map(int, cut[1::2]), strict=True))

@@ -16,10 +16,10 @@ from live_memory.tools.find_paths import run_find_paths
 from live_memory.tools.git_tools import run_get_changed_files, run_git_search
 from live_memory.tools.glob import run_glob
 from live_memory.tools.grep import GrepEngine, run_grep
-from live_memory.tools.grep_fallback import python_search
+from live_memory.tools.grep_fallback import python_numbers, python_search
 from live_memory.tools.outcome import ToolOutcome
 from live_memory.tools.read import run_read
-from live_memory.tools.ripgrep import find_ripgrep, rg_search
+from live_memory.tools.ripgrep import find_ripgrep, rg_numbers, rg_search
 from live_memory.tools.schema import TOOL_NAMES, TOOL_SPECS
 from live_memory.tools.scope import Scope
 from live_memory.tools.symbols import SymbolSource, run_find_symbol, run_outline
@@ -126,7 +126,11 @@ class Toolbox:
     def _bind(self, name: str) -> _Handler:
         if name == "Grep":
             rg = self._rg
-            engine: GrepEngine = functools.partial(rg_search, rg) if rg else python_search
+            engine = GrepEngine(python_search, python_numbers)
+            if rg:
+                engine = GrepEngine(
+                    functools.partial(rg_search, rg), functools.partial(rg_numbers, rg)
+                )
             return functools.partial(run_grep, engine=engine)
         run = run_find_symbol if name == "find_symbol" else run_outline
         return functools.partial(run, symbols=self._symbols)

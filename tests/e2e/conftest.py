@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,19 +46,3 @@ def ensure_workspace(url: str, repo: Path) -> None:
     stats = httpx.get(f"{url}/stats", params={"cwd": str(repo)}, timeout=30)
     if stats.status_code == 404:
         httpx.post(f"{url}/clear", json={"cwd": str(repo)}, timeout=30).raise_for_status()
-
-
-def wait_until_watched(url: str, roots: int = 1, timeout_s: float = 60.0) -> dict[str, object]:
-    """Poll /health until the OS watcher reports `roots` roots with their watches placed.
-
-    The watchdog places a root's watches on its own thread when the workspace activates; on
-    a loaded machine that can come after the workspace's first answer or index pass, and
-    inotify reports nothing that happened before its watch (a file written then is never
-    seen). The watchdog publishes a root only after placing its watches."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        watcher = httpx.get(f"{url}/health", timeout=30).json()["watcher"]
-        if int(watcher["roots"]) >= roots:
-            return dict(watcher)
-        assert time.monotonic() < deadline, watcher
-        time.sleep(0.05)  # another thread's state, read over HTTP: no event to wait on

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import provider_env, wait_until_watched
+from tests.e2e.conftest import provider_env
 from tests.support.app_server import AppServer, RunningServer
 from tests.support.fakes import FakeProvider, Text
 from tests.support.fixtures import HOOK_PAYLOADS
@@ -66,7 +66,6 @@ def test_an_external_edit_of_a_held_file_is_in_the_next_prompt_without_a_tool_ca
     env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_WATCHER": "os"}
     with AppServer(tmp_path / "data", env) as server:
         _hold_and_ask(server, repo, ("src/app.py", "src/big.py"))
-        wait_until_watched(server.url)  # big.py's change below is the watcher's alone
         # Edited outside any agent: app.py through the FileChanged hook (and the watcher),
         # big.py grown past what the window holds, seen by the watcher alone.
         (repo / "src" / "app.py").write_text(f"KEY = '{AWS_KEY}'\ndef answer():\n    return 43\n")

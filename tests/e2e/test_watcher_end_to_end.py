@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import provider_env, wait_until_watched
+from tests.e2e.conftest import provider_env
 from tests.support.app_server import AppServer, RunningServer
 from tests.support.fakes import FakeProvider, Text, ToolUse
 from tests.support.repo import git
@@ -48,7 +48,8 @@ def test_edits_deletes_and_branch_switches_reach_the_window(
     with AppServer(tmp_path / "data", env) as server:
         reply = server.request("POST", "/api/ask", json={"question": "read?", "cwd": str(repo)})
         assert reply.status_code == 200, reply.text
-        assert wait_until_watched(server.url)["mode"] in ("inotify", "polling")
+        health = server.request("GET", "/health").json()
+        assert health["watcher"]["mode"] in ("inotify", "polling")
         (repo / "src" / "app.py").write_text("def answer():\n    return 43\n")
         stats = _wait_for_stats(server, repo, "stale", 1)
         assert stats["file_contexts"]["stale"] == 1
