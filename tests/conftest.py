@@ -6,9 +6,16 @@ tests/ray, as one unit, first). In plain path order the two hypothesis state mac
 other worker idled. Modules that start servers (`e2e`, `slow`, or a package-wide server
 fixture such as tests/gateway's) or run hypothesis move to the front, whole and in their own
 order; every other module follows in path order.
+
+Groups for `--dist loadgroup` are decided here by path (`pytest_xdist_make_scheduler`): with
+pytest 9.2 a node id is no longer the `_nodeid` string that pytest-xdist 3.8 appends the
+`xdist_group` name to, so the mark alone groups nothing, and tests/ray (one Ray cluster per
+worker that runs any of it) was spread over both workers.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -37,3 +44,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     long_modules = {_module(item) for item in items if _is_long(item)}
     # A stable sort: each module stays contiguous (its module-scoped servers start once).
     items.sort(key=lambda item: _module(item) not in long_modules)
+
+
+GROUPS = {"tests/ray/": "ray"}
+"""Path prefix -> the xdist group all its tests run in (on one worker)."""
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent without it
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling  # noqa: PLC0415 (only under xdist)
+
+    class PathGroups(LoadGroupScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            for prefix, group in GROUPS.items():
+                if nodeid.startswith(prefix):
+                    return group
+            return str(super()._split_scope(nodeid))
+
+    return PathGroups(config, log)

@@ -1,9 +1,10 @@
 """One real Ray cluster and two `live-memory serve` gateways (LIVE_MEMORY_BACKEND=ray) on it,
-shared by the whole Ray set: Ray's start-up is paid once per session, never per test. A third
+shared by the whole Ray set: Ray's start-up is paid once per run, never per test. A third
 gateway, `idle`, creates its workspace actors with a short passivation time.
 
 Every test of this package is marked `ray` and kept on one xdist worker (`xdist_group`), so
-`pytest -n 2 --dist loadgroup` still starts only one cluster.
+`pytest -n 2 --dist loadgroup` starts only one cluster; it is stopped as soon as the worker
+leaves this package (package scope), not at the end of the session.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ pytest.importorskip("ray", reason="the Ray backend's extra is not installed")
 IDLE_S = 3.0
 
 
+# First: xdist's own hook reads `xdist_group` to give each group one worker. Run after it, the
+# mark was never seen, the set was spread over both workers, and each started a cluster and
+# three gateways that ran, idle, to the end of the session (and took 5-13 s to stop there).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:
@@ -53,7 +58,7 @@ class RaySet:
         )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def ray_set(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RaySet]:
     checkouts = tmp_path_factory.mktemp("ray-checkouts")
     data_dir = tmp_path_factory.mktemp("ray-data")  # the shared LIVE_MEMORY_DATA_DIR
@@ -76,6 +81,10 @@ def ray_set(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RaySet]:
                 future.result()
             yield RaySet(cluster, fake, a, b, idle, checkouts, data_dir, namespace)
         finally:
-            for server in (a, b, idle):
-                if server.proc is not None:
-                    server.stop()
+            with ThreadPoolExecutor(3) as pool:  # each drains its actors: at once, not in turn
+                list(pool.map(_stop, (a, b, idle)))
+
+
+def _stop(server: ServerProcess) -> None:
+    if server.proc is not None:
+        server.stop()
