@@ -232,10 +232,13 @@ class Revalidate:
     """From the watcher to a workspace: `files` - re-check every file the window holds
     against the disk (a change storm too big to route path by path, or a root polled
     instead of watched); `tree_stale` - HEAD moved or many files came or went, so the
-    directory tree is rebuilt at the next freeze (never between two)."""
+    directory tree is rebuilt at the next freeze (never between two); `watches_placed` - the
+    root's OS watches are in place only now: a change made since the workspace activated
+    reached no one, so the structural index looks at every file again too."""
 
     files: bool = True
     tree_stale: bool = False
+    watches_placed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

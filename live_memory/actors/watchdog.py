@@ -4,7 +4,8 @@ It keeps one inotify instance (`live_memory.watchers.InotifySource`) and places 
 directory it decides to watch: never inside `.git` or an ignored tree, within a per-root and
 a total budget. Debouncing, ignore rules, storms and HEAD moves (`live_memory.watchers`) run
 here; settled changes leave as `Route(root, Notify(...))` to the gateway, like a FileChanged
-hook, and storms as one `Route(root, Revalidate())`. A root that does not fit its budget
+hook, and storms as one `Route(root, Revalidate())`, as is the moment a root's watches are
+in place (what changed before was seen by no one). A root that does not fit its budget
 releases what it placed and is "polled": every WATCH_FALLBACK_POLL_S its workspace re-checks
 the files its window holds, which costs what the window holds, not what the repository does.
 
@@ -182,12 +183,10 @@ class WatchdogActor(Actor):
                 self._poll_root(root, entry, failure)
         if self._source is not None:
             watch_git_dirs(self._source, self.table, root, state, entry.meta)
-        logger.info(
-            "watching %s (%s, %d watches)",
-            root,
-            "polled" if entry.polled_because else "inotify",
-            self.table.used_by(root),
-        )
+        if entry.polled_because is None:
+            self._route_message(root, Revalidate(files=True, watches_placed=True))
+        mode = "polled" if entry.polled_because else "inotify"
+        logger.info("watching %s (%s, %d watches)", root, mode, self.table.used_by(root))
         self._publish()
 
     def _poll_root(self, root: str, entry: WatchedEntry, why: str) -> None:
@@ -250,16 +249,17 @@ class WatchdogActor(Actor):
             self._publish()
 
     def _route(self, root: str, flushed: Flushed) -> None:
-        if not flushed:
-            return
         prefix = root.rstrip("/") + "/"
+        if flushed.changes:
+            events = tuple(FileEvent(prefix + c.path, c.kind) for c in flushed.changes)
+            self._route_message(root, Notify(events))
+        if flushed.revalidate or flushed.tree_stale:
+            message = Revalidate(files=flushed.revalidate, tree_stale=flushed.tree_stale)
+            self._route_message(root, message)
+
+    def _route_message(self, root: str, message: Notify | Revalidate) -> None:
         try:
-            if flushed.changes:
-                events = tuple(FileEvent(prefix + c.path, c.kind) for c in flushed.changes)
-                self.gateway.tell(Route(root, Notify(events), activate_unknown=False))
-            if flushed.revalidate or flushed.tree_stale:
-                message = Revalidate(files=flushed.revalidate, tree_stale=flushed.tree_stale)
-                self.gateway.tell(Route(root, message, activate_unknown=False))
+            self.gateway.tell(Route(root, message, activate_unknown=False))
         except ActorDeadError:
             logger.warning("gateway gone; watcher changes for %s dropped", root)
 

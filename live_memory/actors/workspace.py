@@ -216,9 +216,14 @@ class WorkspaceActor(Actor, WorkspaceLoader, EffectRunner):
             self.event(lambda: state.rereads_due(now))
         if message.tree_stale and state.tree_built:
             state.tree_stale = True
-        if message.tree_stale and self.symbols is not None and self.services.stores.symbols:
-            self.teed.forget()  # the rescan re-reads files from disk
-            self.services.stores.symbols.rescan(self.symbols)
+        symbols = self.services.stores.symbols
+        if self.symbols is not None and symbols is not None:
+            if message.tree_stale or message.watches_placed:
+                self.teed.forget()  # the pass re-reads files from disk
+            if message.watches_placed:
+                symbols.recheck(self.symbols)
+            elif message.tree_stale:
+                symbols.rescan(self.symbols)
 
     def call(self, event: Callable[[], T]) -> T:
         """Run a state event; if it raises, the state may be half-changed: it is broken,

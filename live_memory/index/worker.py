@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import logging
 import os
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 from live_memory.config import constants as C
@@ -97,6 +98,23 @@ class SymbolIndexes:
                 self._idle.clear()
                 self._cond.notify()
 
+    def recheck(self, index: WorkspaceIndex) -> None:
+        """Look at every file again, from the start: a change made before the OS watcher's
+        watches were in place reached no one, and the pass may already have gone past the
+        file. A pass not started yet will see it; one under way (or finished) starts over,
+        which costs a stat per file unchanged since it was indexed."""
+        key = str(index.root)
+        with self._cond:
+            if self._open.get(key) is not index:
+                return
+            running = self._passes.get(key)
+            if isinstance(running, Generator) and not _begun(running):
+                return
+            # A slice in progress finds its key taken and drops its generator (see _run).
+            self._passes[key] = index.background_pass()
+            self._idle.clear()
+            self._cond.notify()
+
     def submit(self, index: WorkspaceIndex, path: str, content: bytes | None = None) -> bool:
         """Queue one file's update; False when the queue is full (the update is dropped)."""
         with self._cond:
@@ -169,3 +187,7 @@ class SymbolIndexes:
             used = time.thread_time() - cpu
             if self._cpu_share < 1.0 and used > 0:
                 time.sleep(used * (1.0 / self._cpu_share - 1.0))
+
+
+def _begun(work: Generator[None, None, None]) -> bool:
+    return inspect.getgeneratorstate(work) != inspect.GEN_CREATED

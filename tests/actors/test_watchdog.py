@@ -28,6 +28,7 @@ from tests.support.repo import git, make_repo
 # directories took over 10 s at load 20), not for a quiet one.
 WAIT_S = 60.0
 Kinds = dict[str, str]
+PLACED = Revalidate(files=True, watches_placed=True)  # routed once a root's watches are in place
 
 
 class RouteLog:
@@ -169,6 +170,8 @@ def test_edits_creations_and_deletions_are_routed_as_watcher_events(
     for route in log.routes():
         assert route.cwd == str(repo)
         assert route.activate_unknown is False
+        if route.message == PLACED:
+            continue
         assert isinstance(route.message, Notify)
         assert route.message.reply is None
         for event in route.message.events:
@@ -251,6 +254,21 @@ def test_a_root_over_its_watch_budget_releases_its_watches_and_is_polled(
     log.wait_for(lambda: log.kinds(small) == {"a.py": "change"})
 
 
+def test_a_root_whose_watches_are_placed_is_revalidated_once_index_included(
+    system: ActorSystem, log: RouteLog, tmp_path: Path
+) -> None:
+    # What changed between the workspace's activation and the watches reached no one.
+    watched = make_repo(tmp_path / "watched", {"a.py": "a\n"})
+    polled = make_repo(tmp_path / "polled", {f"d{i}/f.py": "x\n" for i in range(5)})
+    watchdog = start_watchdog(system, log, max_per_root=3, poll_interval_s=3600.0)
+    watch(watchdog, watched, polled)
+    watch(watchdog, watched)  # watching twice places nothing again
+    log.wait_for(lambda: bool(log.revalidations(watched)))
+    status(watchdog)  # every message sent before this reply has been handled
+    assert log.revalidations(watched) == [PLACED]
+    assert not any(r.watches_placed for r in log.revalidations(polled))
+
+
 def test_the_total_budget_is_shared_by_every_root(
     system: ActorSystem, log: RouteLog, tmp_path: Path
 ) -> None:
@@ -298,7 +316,7 @@ def test_a_storm_becomes_revalidations_not_thousands_of_events(
     watch(watchdog, repo)
     for i in range(400):
         write(repo / "gen" / f"f{i}.txt", "x\n")
-    log.wait_for(lambda: any(r.files for r in log.revalidations(repo)))
+    log.wait_for(lambda: any(r.files and r != PLACED for r in log.revalidations(repo)))
     routed = sum(len(r.message.events) for r in log.routes() if isinstance(r.message, Notify))
     assert routed < 400
     assert any(r.tree_stale for r in log.revalidations(repo))
@@ -369,7 +387,7 @@ def test_an_unwatched_root_routes_nothing_and_watching_twice_is_one_watch(
     write(dropped / "a.py", "changed while unwatched\n")
     write(kept / "a.py", "changed\n")
     log.wait_for(lambda: log.kinds(kept) == {"a.py": "change"})
-    assert {route.cwd for route in log.routes()} == {str(kept)}
+    assert {route.cwd for route in log.routes() if route.message != PLACED} == {str(kept)}
 
 
 def test_with_the_watcher_off_nothing_is_watched(

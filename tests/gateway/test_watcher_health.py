@@ -95,3 +95,47 @@ def test_a_revalidation_re_reads_changed_and_marks_deleted_window_files_only(
         assert (fresh["refreshed"], fresh["unchanged"]) == (1, 1)
     finally:
         asyncio.run(service.shutdown(grace_s=1.0))
+
+
+def test_an_edit_before_the_watches_are_placed_still_reaches_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The watchdog places a root's watches on its own thread after the workspace activated;
+    # the index's first pass may finish first. An edit in between used to reach no one.
+    repo = make_repo(tmp_path / "repo", {"app.py": "def old_name():\n    pass\n"})
+    busy, release = threading.Event(), threading.Event()
+    original = WatchdogActor._watch
+
+    def held_watch(self: WatchdogActor, root: str) -> None:
+        busy.set()
+        release.wait(WAIT_S * 3)
+        original(self, root)
+
+    monkeypatch.setattr(WatchdogActor, "_watch", held_watch)
+    settings = load_settings(
+        {"LIVE_MEMORY_DATA_DIR": str(tmp_path / "data"), "LIVE_MEMORY_WATCHER": "os"},
+        home=tmp_path,
+    )
+    service = LiveMemoryService(settings)
+    symbols = service.stores.symbols
+    assert symbols is not None
+    try:
+        asyncio.run(service.clear(str(repo)))  # activates the workspace: its pass starts
+        assert busy.wait(WAIT_S)
+        index = symbols.open(repo, secret_patterns=())  # the workspace's own index
+        try:
+            assert index.completed.wait(WAIT_S) and symbols.wait_idle(WAIT_S)
+            (repo / "app.py").write_text("def new_name():\n    pass\n", encoding="utf-8")
+            assert symbols.wait_idle(WAIT_S) and index.find("new_name") == []
+            release.set()  # the watches go in; the workspace hears they are placed
+            deadline = time.monotonic() + WAIT_S * 3
+            while not index.find("new_name") and time.monotonic() < deadline:
+                symbols.wait_idle(WAIT_S)
+                time.sleep(0.02)  # the recheck is told through two actors; no event to wait on
+            assert [r.location for r in index.find("new_name")] == ["app.py:1"]
+            assert index.find("old_name") == []
+        finally:
+            symbols.release(repo)
+    finally:
+        release.set()
+        asyncio.run(service.shutdown(grace_s=1.0))

@@ -140,3 +140,29 @@ def test_the_wal_is_checkpointed_by_the_idle_index_thread_never_inside_an_update
     for _ in range(C.INDEX_WAL_CHECKPOINT_WRITES):  # a storm with no idle moment: bounded
         index.update("app/core.py", f"def f_{index.store.writes}(): pass\n".encode())
         assert index.store.writes < C.INDEX_WAL_CHECKPOINT_WRITES
+
+
+def test_a_recheck_finds_a_change_the_finished_pass_had_gone_past(
+    tmp_path: Path, indexes: SymbolIndexes
+) -> None:
+    # The OS watcher's watches come after the pass: an edit in between reached no one.
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = _open(indexes, repo)
+    (repo / "app/parse.py").write_text("def parse_strictly(path):\n    return path\n")
+    (repo / "app/added.py").write_text("def brand_new():\n    pass\n")
+    assert indexes.wait_idle(30)
+    assert index.find("parse_strictly") == [] and index.find("brand_new") == []
+    indexes.recheck(index)
+    assert indexes.wait_idle(30)
+    assert [r.location for r in index.find("parse_strictly")] == ["app/parse.py:1"]
+    assert [r.location for r in index.find("brand_new")] == ["app/added.py:1"]
+    assert index.find("Parser") == []
+    assert index.coverage().complete
+
+
+def test_a_recheck_of_a_released_index_does_nothing(tmp_path: Path, indexes: SymbolIndexes) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = _open(indexes, repo)
+    indexes.release(repo)
+    indexes.recheck(index)  # its database is closed: no pass may start on it
+    assert indexes.wait_idle(30)
