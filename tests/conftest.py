@@ -46,14 +46,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: _module(item) not in long_modules)
 
 
-GROUPS = {"tests/ray/": "ray"}
-"""Path prefix -> the xdist group all its tests run in (on one worker)."""
+GROUPS = {
+    "tests/ray/": "ray",  # one Ray cluster and three gateways (tests/ray/conftest.py)
+    # Modules whose module-scoped fixture starts `live-memory serve` or a browser: one unit
+    # starts it once; as single tests they started it on each worker that got one of them.
+    "tests/cli/test_server_config.py": "server-config",
+    "tests/e2e/test_dashboard_browser.py": "dashboard-browser",
+    "tests/e2e/test_hardening_end_to_end.py": "hardening",
+}
+"""Path prefix -> the xdist group all its tests run in (on one worker). Every other test is
+a unit of its own (`--dist loadgroup`), handed out in collection order."""
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent without it
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getvalue("dist") != "loadgroup":
         return None
+    missing = [path for path in GROUPS if not (config.rootpath / path).exists()]
+    if missing:  # a renamed module would silently lose its group
+        raise pytest.UsageError(f"tests/conftest.py GROUPS names missing paths: {missing}")
     from xdist.scheduler import LoadGroupScheduling  # noqa: PLC0415 (only under xdist)
 
     class PathGroups(LoadGroupScheduling):  # type: ignore[misc]
