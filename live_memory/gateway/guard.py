@@ -31,13 +31,20 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from live_memory.config import constants as C
 from live_memory.gateway.ui.auth import DashboardAuth, cookie_value
 
-__all__ = ["Guard", "GuardRules", "allowed_hostnames", "is_json_media_type"]
+__all__ = [
+    "HOST_SHAPE",
+    "Guard",
+    "GuardRules",
+    "allowed_hostnames",
+    "host_name",
+    "is_json_media_type",
+]
 
 _OPEN_PATHS = frozenset({"/health", "/ui/login"})
 """/ui/login checks its own one-time link."""
 # A bare host name or bracketed IPv6 literal, optional port: nothing a URL parser could
 # read two ways (`evil.example\@127.0.0.1`).
-_HOST_SHAPE = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?")
+HOST_SHAPE = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?")
 # `same-origin` (a page served by this server) and `none` (typed in the address bar) pass.
 _REFUSED_FETCH_SITES = frozenset({b"cross-site", b"same-site"})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -56,9 +63,15 @@ def is_json_media_type(value: bytes) -> bool:
     return media_type == b"application/json"
 
 
-def _hostname(value: str) -> str:
+def host_name(shape: re.Match[str]) -> str:
+    """The lowercased host name of a Host header that matched HOST_SHAPE, as urlsplit reads
+    it. A plain name is split off its port here (urlsplit cost more than the rest of the
+    checks on every hook request); a bracketed literal goes through urlsplit's IPv6 check."""
+    name = shape.group(1)
+    if not name.startswith("["):
+        return name.lower()
     try:
-        return (urlsplit(f"//{value}").hostname or "").lower()
+        return (urlsplit(f"//{shape.group(0)}").hostname or "").lower()
     except ValueError:
         return ""
 
@@ -104,7 +117,8 @@ class GuardRules:
         if len(hosts) > 1 or len(origins) > 1:
             return 400, "more than one Host or Origin header"
         host = hosts[0].decode("latin-1") if hosts else ""
-        if not _HOST_SHAPE.fullmatch(host) or _hostname(host) not in self.hosts:
+        shape = HOST_SHAPE.fullmatch(host)
+        if shape is None or host_name(shape) not in self.hosts:
             return 421, f"Host {host!r} is not allowed (DNS-rebinding protection)"
         own_page = bool(origins) and self._same_origin(origins[0].decode("latin-1"), scheme, server)
         if origins and not own_page:

@@ -27,7 +27,9 @@ import asyncio
 import logging
 from typing import Any
 
+from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.utils import get_local_addr, get_remote_addr, is_ssl
 
 from live_memory.config import constants as C
 from live_memory.gateway.notify_direct import DirectNotify
@@ -93,9 +95,25 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
             self.transport.write(_reply(status, reason, message))
             self.transport.close()
 
+    def _addresses(self) -> None:
+        """The connection's two addresses, looked up when first needed: the scope of a
+        request uvicorn serves, or an Origin to compare with this server's own. A hook's
+        /notify needs neither, and the look-ups (a socket object, getsockname, getpeername)
+        were a tenth of such a request's time on the event loop."""
+        if self.server is None:
+            self.server = get_local_addr(self.transport)
+            self.client = get_remote_addr(self.transport)
+        if self.scope is not None:
+            self.scope["server"], self.scope["client"] = self.server, self.client
+
     # --- uvicorn protocol hooks ----------------------------------------------------------
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        # uvicorn's own connection_made (0.54) but the address look-ups (`_addresses`) and
+        # its TRACE-level log line.
+        self.connections.add(self)
+        self.transport = transport
+        self.flow = FlowControl(transport)
+        self.scheme = "https" if is_ssl(transport) else "http"
         self._arm_head_timer()
         if len(self.connections) > self.max_connections:
             self._shed()
@@ -132,6 +150,7 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
         if self._take_direct():
             self._arm_head_timer()  # now the body's deadline
             return
+        self._addresses()
         super().on_headers_complete()
 
     def on_body(self, body: bytes) -> None:
@@ -148,6 +167,7 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._cancel_head_timer()
         payload = self.direct.answer(body) if self.direct is not None else None
         if payload is None:  # replay: uvicorn serves it as if the request arrived just now
+            self._addresses()
             super().on_headers_complete()
             super().on_body(body)
             super().on_message_complete()
@@ -180,6 +200,8 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
             return False  # behind a request still being served: keep the order
         if self.parser.get_http_version() != "1.1" or self.parser.should_upgrade():
             return False
+        if any(name == b"origin" for name, _ in self.headers):
+            self._addresses()  # the Guard compares an Origin with this server's own
         length = direct.body_length(
             self.parser.get_method(), self.headers, self.scheme or "http", self.server
         )

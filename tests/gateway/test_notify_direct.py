@@ -222,3 +222,31 @@ def test_the_guard_still_refuses_browser_requests_for_a_held_workspace(
         sock.sendall(plain)
         assert _Replies(sock).next()[0] == 415
     assert _with_content(edge_server, edge_repo) == before
+
+
+def test_this_servers_own_origin_passes_on_both_paths(
+    edge_server: ServerProcess, edge_repo: Path
+) -> None:
+    """The connection's addresses are looked up only when needed: an Origin naming this very
+    server (its port) passes the Guard on the direct path and on uvicorn's, both of which must
+    then know the listening port; the same origin on another port is refused."""
+    _held(edge_server, edge_repo)
+    before = _with_content(edge_server, edge_repo)
+    own = b"Origin: http://127.0.0.1:%d\r\n" % edge_server.port
+    other = b"Origin: http://127.0.0.1:%d\r\n" % (edge_server.port % 60000 + 1)
+    body = _batch(edge_repo, ("src/own.py", "OWN = 1\n"))
+    with _connect(edge_server) as sock:
+        replies = _Replies(sock)
+        sock.sendall(_request(body, extra=own))  # direct
+        assert replies.next()[::2] == (200, b'{"accepted":1,"ignored":0}')
+        sock.sendall(_request(body, extra=other))
+        assert replies.next()[0] == 403
+    with _connect(edge_server) as sock:
+        sock.sendall(
+            b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n" % own  # uvicorn's path
+        )
+        assert _Replies(sock).next()[0] == 200
+    with _connect(edge_server) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n" % other)
+        assert _Replies(sock).next()[0] == 403
+    assert _with_content(edge_server, edge_repo) == before + 1
