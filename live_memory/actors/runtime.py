@@ -97,6 +97,27 @@ class ActorInfo:
         }
 
 
+class StopFlag:
+    """What pykka's `actor_stopped` is used for (`set`, `is_set`), without a threading.Event.
+
+    An Event is a Condition, a lock and a 64-slot deque, about 1 KB per actor; a thousand
+    workspaces activated at once left that much each in the allocator's pages after they
+    passivated. Nothing waits on the flag: pykka sets it on stop and reads it in `is_alive`
+    and its loop, the pool reads it between messages; a bool suffices under the GIL.
+    """
+
+    __slots__ = ("_stopped",)
+
+    def __init__(self) -> None:
+        self._stopped = False
+
+    def set(self) -> None:
+        self._stopped = True
+
+    def is_set(self) -> bool:
+        return self._stopped
+
+
 class Actor(pykka.Actor):
     """Base actor: serial message handling, failure capture, inspection bookkeeping.
 
@@ -116,6 +137,9 @@ class Actor(pykka.Actor):
 
     def __init__(self, system: ActorSystem, name: str, workspace: str | None = None) -> None:
         super().__init__()
+        # pykka made an Event, shared with the ref; both get the flag before anyone reads it.
+        stopped = StopFlag()
+        self.actor_stopped = self._actor_ref.actor_stopped = stopped  # type: ignore[assignment]
         self.system = system
         self.info = ActorInfo(name=name, kind=self.kind, workspace=workspace)
         self._mailbox = cast("Mailbox", self.actor_inbox)

@@ -242,6 +242,13 @@ ACTOR_STOP_TIMEOUT_S: Final = 10.0
 # per workspace kept a glibc arena of freed tree-build memory per workspace.
 ACTOR_POOL_WORKERS: Final = 4
 ACTOR_POOL_SLICE_MESSAGES: Final = 32  # messages one actor handles before yielding its worker
+# What one workspace may cost in Python objects (tracemalloc bytes): while it is active, and
+# what it leaves once passivated. A thousand workspaces active at once leave their peak in the
+# allocator's pages (bench/workspaces_at_scale.py shows the RSS), so the active figure bounds
+# what 1,000 passivated workspaces keep; no threading primitive is kept per workspace (an
+# Event is ~1 KB). tests/gateway/test_service_passivation.py holds the server to both.
+WORKSPACE_ACTIVE_PYTHON_BYTES_MAX: Final = 13_000
+WORKSPACE_PASSIVATED_PYTHON_BYTES_MAX: Final = 2_000
 
 # --- providers ----------------------------------------------------------------------------
 PROVIDER_ANTHROPIC: Final = "anthropic"
@@ -398,8 +405,9 @@ INDEX_CPU_SHARE: Final = 0.5
 INDEX_SQLITE_CACHE_KIB: Final = 8_192
 # Workspace indexes with an open SQLite connection at once (each costs 130-175 KB of C heap,
 # which the allocator keeps as a high-water mark); past it the least recently used is closed
-# and re-opens on its next use (index/open_stores.py).
-INDEX_OPEN_DATABASES_MAX: Final = 16
+# and re-opens on its next use (index/open_stores.py: 1-4 ms). 16 -> 8 took 1,000 passivated
+# workspaces from +13.9 to +10.6 MB of RSS past a warm-up (bench/workspaces_at_scale.py).
+INDEX_OPEN_DATABASES_MAX: Final = 8
 INDEX_QUEUE_MAX: Final = 4_096  # incremental updates waiting for the index thread
 # The index database's WAL is checkpointed by the index thread when its queue is empty and
 # this many write transactions are in the WAL (never inside an update: SQLite's automatic

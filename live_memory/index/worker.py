@@ -26,6 +26,7 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 
 from live_memory.config import constants as C
+from live_memory.index.completion import Completion
 from live_memory.index.open_stores import OpenStores
 from live_memory.index.store import SymbolStore
 from live_memory.index.workspace_index import WorkspaceIndex
@@ -47,6 +48,9 @@ class SymbolIndexes:
         self._cond = threading.Condition()
         self._stopped = False
         self._idle = threading.Event()
+        self._completions = threading.Condition()
+        """Shared by every index's `completed` flag (never `_cond`: a waiter on it could take
+        the notify meant for the index thread)."""
         self.dropped_updates = 0
         self._thread = threading.Thread(target=self._run, name="symbol-index", daemon=True)
         self._thread.start()
@@ -65,7 +69,11 @@ class SymbolIndexes:
                 name = hashlib.sha256(key.encode()).hexdigest()[:16]
                 store = SymbolStore(self._dir / f"{name}.sqlite3", self.open_stores)
                 index = WorkspaceIndex(
-                    Path(key), store, secret_patterns=secret_patterns, file_globs=file_globs
+                    root if str(root) == key else Path(key),
+                    store,
+                    secret_patterns=secret_patterns,
+                    file_globs=file_globs,
+                    completed=Completion(self._completions),
                 )
                 self._open[key] = index
                 self._passes[key] = index.background_pass()

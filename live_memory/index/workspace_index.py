@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from pathlib import Path
 from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError
 from live_memory.hygiene import is_secret_path
+from live_memory.index.completion import Completion
 from live_memory.index.core_map import symbol_line
 from live_memory.index.extract import FileSymbols, extract_symbols
 from live_memory.index.languages import grammar_for, language_of
@@ -61,8 +61,10 @@ class WorkspaceIndex:
         *,
         secret_patterns: tuple[str, ...],
         file_globs: tuple[str, ...] = (),
+        completed: Completion | None = None,
     ) -> None:
-        self.root = Path(os.path.realpath(root))
+        real = os.path.realpath(root)
+        self.root = root if str(root) == real else Path(real)  # one Path per workspace
         self.store = store
         self.secret_patterns = secret_patterns
         self.file_globs = file_globs
@@ -70,8 +72,9 @@ class WorkspaceIndex:
         self.complete = False
         self.generation = 0
         """Bumped on every change of the stored rows (the core map's cache key)."""
-        self.completed = threading.Event()
-        """Set when a background pass has finished (the core map is then complete)."""
+        self.completed = completed if completed is not None else Completion()
+        """Set when a background pass has finished (the core map is then complete); the
+        server's indexes share one condition (`SymbolIndexes`)."""
 
     # --- what is indexed -----------------------------------------------------------------
     def wanted(self, rel: str) -> bool:

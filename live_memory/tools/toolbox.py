@@ -61,8 +61,9 @@ class Toolbox:
     ) -> None:
         """`use_ripgrep=False` forces the pure-Python Grep (tests, machines without rg);
         `symbols` is the workspace's structural index (find_symbol, outline)."""
+        real = os.path.realpath(root)
         self._scope = Scope(
-            root=Path(os.path.realpath(root)),
+            root=root if str(root) == real else Path(real),  # the workspace's own Path object
             secret_patterns=tuple(secret_patterns),
             file_globs=tuple(file_globs),
         )
