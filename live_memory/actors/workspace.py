@@ -41,7 +41,6 @@ from live_memory.actors.rereader import RereadDone
 from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem, resolve
 from live_memory.actors.symbol_shell import TeedMemo, index_events, index_paths, release_index
 from live_memory.actors.workspace_effects import EffectRunner
-from live_memory.actors.workspace_loading import WorkspaceLoader
 from live_memory.actors.workspace_stats import workspace_stats
 from live_memory.agent import QuestionProgress, Services
 from live_memory.errors import BudgetExhausted, ShuttingDown
@@ -60,7 +59,7 @@ _REQUESTS = (Ask, Notify, GetStats, Reset, Clear, DrainTranscripts, AdoptFork, I
 _FROM_FORKS = (Commit, ForkFailed)
 
 
-class WorkspaceActor(Actor, WorkspaceLoader, EffectRunner):
+class WorkspaceActor(Actor, EffectRunner):
     kind = "workspace"
 
     def __init__(

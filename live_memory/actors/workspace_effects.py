@@ -13,7 +13,6 @@ import logging
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future
-from pathlib import Path
 from typing import Any
 
 from live_memory.actors import background
@@ -22,11 +21,9 @@ from live_memory.actors.message import Ask, Cancel, RequestPassivation, Route, S
 from live_memory.actors.rereader import start_rereads
 from live_memory.actors.runtime import ActorDeadError, ActorInfo, ActorRef, ActorSystem
 from live_memory.actors.symbol_shell import core_map_of, index_covers, retrievers_of
-from live_memory.agent import QuestionJob, QuestionProgress, Services, fact_retrievers
-from live_memory.index import WorkspaceIndex
-from live_memory.memory import Ingestor, Snapshots
+from live_memory.actors.workspace_loading import WorkspaceLoader
+from live_memory.agent import QuestionJob, QuestionProgress, fact_retrievers
 from live_memory.prompt_cache import CacheDecision
-from live_memory.tools import Toolbox
 from live_memory.workspace import (
     Account,
     CancelFork,
@@ -40,7 +37,6 @@ from live_memory.workspace import (
     Reply,
     WantDistil,
     WantPassivation,
-    WorkspaceState,
     WriteInsights,
 )
 from live_memory.workspace import StartFork as StartForkEffect
@@ -50,23 +46,15 @@ __all__ = ["EffectRunner"]
 logger = logging.getLogger(__name__)
 
 
-class EffectRunner:
-    root: str
-    path: Path
-    state: WorkspaceState
-    services: Services
-    toolbox: Toolbox
-    ingestor: Ingestor
+class EffectRunner(WorkspaceLoader):
+    """The effects of a configured and loaded workspace (the fields are WorkspaceLoader's)."""
+
     cache_decision: CacheDecision | None
-    store: Snapshots
     system: ActorSystem
     gateway: ActorRef[Any]
     slots: dict[int, Future[Any]]
     boards: dict[int, QuestionProgress]
     info: ActorInfo
-    forks: dict[int, ActorRef[Any]]
-    symbols: WorkspaceIndex | None
-    map_partial: bool
 
     @property
     def actor_ref(self) -> ActorRef[Any]:
