@@ -48,7 +48,7 @@ EDGE_HANDLE_CACHE_SIZE: Final = 4096  # cwd -> workspace actor handles the edge 
 # /notify for a held workspace: events gathered on the event loop, one Notify per actor per
 # batch (gateway/notify_batch); flushed after the delay, at either cap, or before any other
 # message the edge sends to a workspace.
-NOTIFY_BATCH_DELAY_S: Final = 0.005
+NOTIFY_BATCH_DELAY_S: Final = 0.025
 NOTIFY_BATCH_MAX_EVENTS: Final = 256
 NOTIFY_BATCH_MAX_BYTES: Final = 4 * 1024 * 1024  # content bytes held by one batch
 RESOLVE_CACHE_SIZE: Final = 4096  # cwd -> workspace root resolutions the gateway remembers

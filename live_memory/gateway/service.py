@@ -115,7 +115,7 @@ class LiveMemoryService(ServerSide):
         changed memory (a secret path, an unchanged file) is the actor's business, as is
         its snapshot, which was always debounced. Saves the round trip to the actor thread
         and back per hook request. With `gather` (the protocol's direct path, on the event
-        loop) the events wait a few milliseconds for others (gateway/notify_batch), so a
+        loop) the events wait up to 25 ms for others (gateway/notify_batch), so a
         burst of hook requests wakes the actor once instead of once each."""
         cwd, events = parse_notify(body, max_events=self.settings.max_notify_events)
         if not events:
