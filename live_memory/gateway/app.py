@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.routing import Route
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from live_memory.agent import build_services
 from live_memory.config import Settings, load_settings
@@ -28,6 +28,7 @@ from live_memory.gateway.error_map import error_payload
 from live_memory.gateway.guard import Guard, GuardRules, allowed_hostnames
 from live_memory.gateway.jsonrpc_check import jsonrpc_problem
 from live_memory.gateway.mcp_reply import answer_watched, reply_as_json
+from live_memory.gateway.mcp_single_call import SingleCall, single_call
 from live_memory.gateway.mcp_tools import build_mcp_server
 from live_memory.gateway.notify_direct import DirectNotify
 from live_memory.gateway.notify_fast_path import NotifyFastPath
@@ -93,7 +94,12 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         # Spooled hook bodies from while the server was down go in before new ones pile up.
         drain = asyncio.ensure_future(app.state.spools.at_start())
         try:
-            async with manager.run(), plain.run():
+            async with (
+                manager.run(),
+                plain.run(),
+                mcp_server.lifespan(mcp_server) as mcp_state,
+            ):
+                app.state.mcp_single = SingleCall(mcp_server, mcp_state)
                 try:
                     yield
                 finally:
@@ -154,9 +160,20 @@ class _McpEndpoint:
             await _send_json(send, 400, problem)
             return
         if _reply_as_json(scope, parsed, service):
-            await answer_watched(scope["app"].state.mcp_json, scope, body, receive, send)
+            await answer_watched(_json_app(scope, parsed, len(body)), scope, body, receive, send)
             return
         await mcp(scope, _replay(body, receive), send)
+
+
+def _json_app(scope: Scope, parsed: object, size: int) -> ASGIApp:
+    state = scope["app"].state
+    version = single_call(parsed, scope, size)
+    if version is not None and isinstance(parsed, dict):
+        single: ASGIApp | None = state.mcp_single.app_for(parsed, version)
+        if single is not None:
+            return single
+    app: ASGIApp = state.mcp_json
+    return app
 
 
 def _reply_as_json(scope: Scope, parsed: object, service: LiveMemoryService) -> bool:
