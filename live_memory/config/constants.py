@@ -90,6 +90,7 @@ GREP_MAX_FILE_BYTES: Final = 8 * 1024 * 1024  # the Python fallback (no rg) skip
 GREP_REDACT_CONTEXT_LINES: Final = 64  # lines before a shown one redacted with it (PEM blocks)
 GREP_MAX_LINE_CHARS: Final = 400  # a matching line is cut here in content mode
 GREP_OPEN_FILES_MAX: Final = 256  # content mode: shown files open at once (RLIMIT_NOFILE: 1024)
+GREP_READ_BLOCK_BYTES: Final = 256 * 1024  # content mode reads a shown file's lines in blocks
 TOOL_MAX_RESULT_LIMIT: Final = 2000  # upper bound for head_limit / limit arguments
 FIND_PATHS_MAX_DEPTH: Final = 32
 GIT_SEARCH_MAX_LIMIT: Final = 100

@@ -10,6 +10,7 @@ import contextlib
 import os
 import re
 import time
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, cast
@@ -158,24 +159,25 @@ def _rows(
     return rows
 
 
-def _read_lines(rel: str, fd: int, wanted: list[int]) -> list[tuple[str, int, str]]:
-    """The wanted lines, unredacted; withheld inside a PEM block (BEGIN <= 64 lines up, no END)."""
+def _read_lines(rel: str, fd: int, want: list[int]) -> list[tuple[str, int, str]]:
+    """The wanted lines, unredacted; withheld inside a PEM block (BEGIN <= 64 lines up, no END).
+    Lines are read in blocks; only a block holding `-----` is scanned line by line."""
     out: list[tuple[str, int, str]] = []
-    pending = iter(wanted)
-    next_wanted, pem_begin = next(pending, 0), -C.GREP_REDACT_CONTEXT_LINES
+    done, pem_begin, ctx = 0, -C.GREP_REDACT_CONTEXT_LINES, C.GREP_REDACT_CONTEXT_LINES
     with os.fdopen(fd, "rb", closefd=False) as handle:
-        for number, raw in enumerate(handle, 1):
-            if not next_wanted:
-                break
-            marker = b"-----" in raw
-            if number == next_wanted:
-                in_pem = 0 < number - pem_begin <= C.GREP_REDACT_CONTEXT_LINES
-                withheld = in_pem and not (marker and _PEM_END in raw)
-                text = decode_text(raw.rstrip(b"\n")).removesuffix("\r")
-                out.append((rel, number, C.SECRET_REDACTION if withheld else text))
-                next_wanted = next(pending, 0)
-            if marker and _PEM_BEGIN.search(raw):
-                pem_begin = number
-            elif marker and _PEM_END in raw:
-                pem_begin = -C.GREP_REDACT_CONTEXT_LINES
+        while len(out) < len(want) and (block := handle.readlines(C.GREP_READ_BLOCK_BYTES)):
+            marked, to = b"-----" in b"".join(block), done + len(block)
+            todo = range(done + 1, to + 1) if marked else want[len(out) : bisect_right(want, to)]
+            for number in todo:
+                raw = block[number - done - 1]
+                marker = marked and b"-----" in raw
+                if len(out) < len(want) and number == want[len(out)]:
+                    withheld = 0 < number - pem_begin <= ctx and not (marker and _PEM_END in raw)
+                    text = decode_text(raw.rstrip(b"\n")).removesuffix("\r")
+                    out.append((rel, number, C.SECRET_REDACTION if withheld else text))
+                if marker and _PEM_BEGIN.search(raw):
+                    pem_begin = number
+                elif marker and _PEM_END in raw:
+                    pem_begin = -ctx
+            done = to
     return out

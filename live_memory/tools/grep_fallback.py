@@ -81,5 +81,4 @@ def _child(
         numbers = [n for n, line in enumerate(split_lines(text), 1) if line_regex.search(line)]
         if numbers:
             found[rel] = numbers[: query.per_file_cap] if query.mode == "content" else numbers
-    sender.send(found)
-    sender.close()
+    sender.send(found)  # (the pipe closes as the child exits)

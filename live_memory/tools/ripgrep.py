@@ -76,7 +76,7 @@ def rg_numbers(
 ) -> dict[str, list[int]]:
     """Read as text (the walk judged them); Grep reads the lines from the same descriptors."""
     named = {fd: rel for rel, fd in opened.items()}
-    args = [binary, *_BASE, "-i" if query.ignore_case else "-s", "-n", "--text"]
+    args = [binary, *_BASE, "-i" if query.ignore_case else "-s", "-n", "--text", "-j1"]  # few files
     args += ["--max-columns=1", f"--max-count={query.per_file_cap}", "--", query.pattern]
     out = _run([*args, *(f"/proc/self/fd/{fd}" for fd in named)], query.pattern, deadline, named)
     numbers: dict[str, list[int]] = {rel: [] for rel in opened}
@@ -125,8 +125,7 @@ def _globs(target: GrepTarget, root: str) -> list[str]:
 
 
 def _parse(out: str, query: GrepQuery, prefix: str) -> dict[str, int]:
-    """`--null` output: `path\\0` each (-l) or `path\\0count\\n` each (-c); decoded whole (as
-    each path alone: `\\0` and digits are ASCII) and cut by one C-level call, not one per path."""
+    """`path\\0` (-l) or `path\\0count\\n` (-c) each: decoded whole (ASCII \\0, digits), cut in C"""
     if query.mode == "files_with_matches":
         return dict.fromkeys(map(prefix.__add__, out.split("\0")[:-1]), 1)
     cut = _COUNT.split(out)  # path, count, path, count, ..., ''

@@ -128,6 +128,24 @@ def test_lines_inside_a_pem_block_are_redacted_with_their_neighbourhood(repo: Pa
     assert text.count(SECRET_REDACTION) == 2, text
 
 
+@pytest.mark.parametrize("block", [1, 40, 200])
+def test_a_pem_block_across_read_blocks_is_withheld_the_same(
+    tmp_path: Path, block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines are read in blocks and only a block holding `-----` is scanned line by line: a
+    BEGIN in one block still withholds the body lines in later blocks, an END releases."""
+    body = "".join(f"TODO line {n} MIIEpAIBAAKCAQEA{n:02d}\n" for n in range(5))
+    text = f"TODO before\n{PEM.replace('TODOabc', body)}TODO after\n"
+    root = write_tree(tmp_path / "pem", {"k.txt": text})
+    arguments = {"pattern": "TODO", "output_mode": "content"}
+    expected = Toolbox(root).run("Grep", arguments).text
+    monkeypatch.setattr("live_memory.config.constants.GREP_READ_BLOCK_BYTES", block)
+    assert Toolbox(root).run("Grep", arguments).text == expected
+    assert expected.splitlines()[0] == "k.txt:1:TODO before"
+    assert expected.splitlines()[-1] == f"k.txt:{text.count(chr(10))}:TODO after"
+    assert expected.count(SECRET_REDACTION) == 5 and "MIIEpAIBAAKCAQEA" not in expected
+
+
 def test_submodule_content_is_searched_and_globbed(repo: Path) -> None:
     toolbox = Toolbox(repo)
     found = toolbox.run("Grep", {"pattern": "vendored", "output_mode": "content"})
