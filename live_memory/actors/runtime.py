@@ -26,6 +26,7 @@ import pykka
 
 from live_memory.actors.io_loop import IoLoop
 from live_memory.actors.pool import Mailbox, WorkerPool
+from live_memory.actors.stop_flag import StopFlag
 from live_memory.config import constants as C
 
 if TYPE_CHECKING:
@@ -95,27 +96,6 @@ class ActorInfo:
             "last_error": self.last_error,
             "started_at": self.started_at,
         }
-
-
-class StopFlag:
-    """What pykka's `actor_stopped` is used for (`set`, `is_set`), without a threading.Event.
-
-    An Event is a Condition, a lock and a 64-slot deque, about 1 KB per actor; a thousand
-    workspaces activated at once left that much each in the allocator's pages after they
-    passivated. Nothing waits on the flag: pykka sets it on stop and reads it in `is_alive`
-    and its loop, the pool reads it between messages; a bool suffices under the GIL.
-    """
-
-    __slots__ = ("_stopped",)
-
-    def __init__(self) -> None:
-        self._stopped = False
-
-    def set(self) -> None:
-        self._stopped = True
-
-    def is_set(self) -> bool:
-        return self._stopped
 
 
 class Actor(pykka.Actor):
