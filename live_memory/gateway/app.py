@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from live_memory.agent import build_services
 from live_memory.config import Settings, load_settings
@@ -27,7 +27,7 @@ from live_memory.gateway.config_route import build_config_route
 from live_memory.gateway.error_map import error_payload
 from live_memory.gateway.guard import Guard, GuardRules, allowed_hostnames
 from live_memory.gateway.jsonrpc_check import jsonrpc_problem
-from live_memory.gateway.mcp_reply import answer_watched, reply_as_json
+from live_memory.gateway.mcp_reply import answer_watched, replay, reply_as_json
 from live_memory.gateway.mcp_single_call import SingleCall, single_call
 from live_memory.gateway.mcp_tools import build_mcp_server
 from live_memory.gateway.notify_direct import DirectNotify
@@ -162,7 +162,7 @@ class _McpEndpoint:
         if _reply_as_json(scope, parsed, service):
             await answer_watched(_json_app(scope, parsed, len(body)), scope, body, receive, send)
             return
-        await mcp(scope, _replay(body, receive), send)
+        await mcp(scope, replay(body, receive), send)  # then the client's own messages
 
 
 def _json_app(scope: Scope, parsed: object, size: int) -> ASGIApp:
@@ -188,21 +188,6 @@ async def _send_json(send: Send, status: int, payload: object) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(data))]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data})
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A `receive` that yields the already-read body once, then the client's own messages
-    (disconnects) as they come."""
-    sent = False
-
-    async def replayed() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replayed
 
 
 async def _close_later(provider: object, delay_s: float = 600.0) -> None:

@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from live_memory.config import constants as C
 
-__all__ = ["answer_watched", "reply_as_json"]
+__all__ = ["answer_watched", "replay", "reply_as_json"]
 
 
 def reply_as_json(parsed: object, accept: bytes, backstop_s: float) -> bool:
@@ -70,14 +70,9 @@ async def answer_watched(
     """Run `app` on the already-read `body`; a client that disconnects before the response is
     complete cancels it."""
     gone = asyncio.Event()
-    replayed = False
     finished = False
 
-    async def replay() -> Message:
-        nonlocal replayed
-        if not replayed:
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
+    async def disconnected() -> Message:
         await gone.wait()  # the watcher below is the one reader of the client's messages
         return {"type": "http.disconnect"}
 
@@ -92,7 +87,7 @@ async def answer_watched(
             pass
         gone.set()
 
-    call = asyncio.ensure_future(app(scope, replay, sent))
+    call = asyncio.ensure_future(app(scope, replay(body, disconnected), sent))
     watcher = asyncio.ensure_future(watch())
     try:
         await asyncio.wait({call, watcher}, return_when=asyncio.FIRST_COMPLETED)
@@ -104,3 +99,17 @@ async def answer_watched(
             task.cancel()
     if not call.cancelled():
         call.result()
+
+
+def replay(body: bytes, then: Receive) -> Receive:
+    """A `receive` that yields the already-read body once, then what `then` yields."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await then()
+
+    return replayed
