@@ -249,7 +249,7 @@ ACTOR_POOL_SLICE_MESSAGES: Final = 32  # messages one actor handles before yield
 # what 1,000 passivated workspaces keep; no threading primitive is kept per workspace (an
 # Event is ~1 KB). tests/gateway/test_service_passivation.py holds the server to both.
 WORKSPACE_ACTIVE_PYTHON_BYTES_MAX: Final = 13_000
-WORKSPACE_PASSIVATED_PYTHON_BYTES_MAX: Final = 2_000
+WORKSPACE_PASSIVATED_PYTHON_BYTES_MAX: Final = 2_500
 
 # --- providers ----------------------------------------------------------------------------
 PROVIDER_ANTHROPIC: Final = "anthropic"
