@@ -2,9 +2,10 @@
 shared by the whole Ray set: Ray's start-up is paid once per run, never per test. A third
 gateway, `idle`, creates its workspace actors with a short passivation time.
 
-Every test of this package is marked `ray` and kept on one xdist worker (`xdist_group`), so
-`pytest -n 2 --dist loadgroup` starts only one cluster; it is stopped as soon as the worker
-leaves this package (package scope), not at the end of the session.
+Every test of this package is marked `ray` and kept on one xdist worker (the "ray" group of
+tests/conftest.py's GROUPS), so `pytest -n 2 --dist loadgroup` starts only one cluster; it is
+stopped as soon as the worker leaves this package (package scope), not at the end of the
+session.
 """
 
 from __future__ import annotations
@@ -27,16 +28,11 @@ pytest.importorskip("ray", reason="the Ray backend's extra is not installed")
 IDLE_S = 3.0
 
 
-# First: xdist's own hook reads `xdist_group` to give each group one worker. Run after it, the
-# mark was never seen, the set was spread over both workers, and each started a cluster and
-# three gateways that ran, idle, to the end of the session (and took 5-13 s to stop there).
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.ray)
-            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 @dataclass
