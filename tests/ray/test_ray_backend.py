@@ -24,7 +24,7 @@ from tests.support.repo import make_repo
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "ray"
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 def _ask(url: str, repo: Path, question: str) -> httpx.Response:

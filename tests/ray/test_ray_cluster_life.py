@@ -31,7 +31,7 @@ from tests.ray.test_ray_backend import (
 )
 from tests.support.repo import make_repo
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
 
 PROBE = Path(__file__).with_name("resend_probe.py")
 PATIENCE_S = 180.0  # an actor restarting on a loaded machine: Ray's worker start and restore

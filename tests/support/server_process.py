@@ -19,7 +19,9 @@ import httpx
 
 __all__ = ["ServerProcess", "free_port"]
 
-START_TIMEOUT_S = 120.0  # a wait for /health, over as soon as it answers (loaded machines)
+# A wait for /health, over as soon as it answers. Loaded machines: in two suites run at once
+# (load ~17), a Ray gateway (imports, then joining the cluster) took over 120 s.
+START_TIMEOUT_S = 300.0
 
 
 def free_port() -> int:
