@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import subprocess
+import sys
 import threading
 import time
 import tracemalloc
@@ -76,7 +78,37 @@ def test_active_workspaces_hold_little_and_passivated_ones_keep_next_to_nothing(
 ) -> None:
     """What the allocator must keep after 1,000 workspaces were all active at once is bounded
     by what each held while active (bench/workspaces_at_scale.py measures the RSS): Python
-    bytes per active workspace, open index databases, and survivors once passivated."""
+    bytes per active workspace, open index databases, and survivors once passivated.
+
+    Measured in a fresh interpreter: tracemalloc and gc see the whole process, and in a suite
+    worker the servers and threads of other tests' fixtures allocate meanwhile (a loaded run
+    counted 40 MB "per" 40 workspaces)."""
+    code = "import sys; from tests.gateway.test_service_passivation import _measure; _measure()"
+    probe = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S * 30,
+        check=False,
+    )
+    assert probe.returncode == 0, probe.stderr[-4000:]
+    figures = json.loads(probe.stdout.splitlines()[-1])
+    count, active, kept = figures["count"], figures["active"], figures["kept"]
+    print(f"per active workspace {active / count:.0f} B, kept {kept / count:.0f} B")
+    # Measured 11.9-12.1 KB and 1.4-1.6 KB; 15.0 KB active before the actor's stop flag and the
+    # index's completion lost their Events and the toolbox and index shared the workspace's Path.
+    assert active / count < C.WORKSPACE_ACTIVE_PYTHON_BYTES_MAX
+    assert kept / count < C.WORKSPACE_PASSIVATED_PYTHON_BYTES_MAX
+    assert figures["open_stores"] <= C.INDEX_OPEN_DATABASES_MAX
+    # None per workspace (pykka's stop flag and the index's completion had one each); a pending
+    # reply Future's Condition may be live at the moment of counting.
+    assert sum(figures["primitives"].values()) < count // 4, figures["primitives"]
+
+
+def _measure() -> None:
+    """The figures above, printed as one JSON line (run in its own interpreter)."""
+    tmp_path = Path(sys.argv[1])
     count = 40
     roots = []
     for i in range(count + 5):
@@ -118,21 +150,14 @@ def test_active_workspaces_hold_little_and_passivated_ones_keep_next_to_nothing(
         gc.collect()
         active = tracemalloc.get_traced_memory()[0] - before
         active_primitives = _threading_primitives() - primitives
-        assert len(symbols.open_stores) <= C.INDEX_OPEN_DATABASES_MAX
+        open_stores = len(symbols.open_stores)
         passivate(measured)
         kept = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
         asyncio.run(service.shutdown())
-    print(f"per active workspace {active / count:.0f} B, kept {kept / count:.0f} B")
-    # Measured 11.9-12.1 KB and 1.4-1.6 KB (2.2 KB kept when the import-cycle tests ran first
-    # in the process); 15.0 KB active before the actor's stop flag and the index's completion
-    # lost their Events and the toolbox and index shared the workspace's Path.
-    assert active / count < C.WORKSPACE_ACTIVE_PYTHON_BYTES_MAX
-    assert kept / count < C.WORKSPACE_PASSIVATED_PYTHON_BYTES_MAX
-    # None per workspace (pykka's stop flag and the index's completion had one each); a pending
-    # reply Future's Condition may be live at the moment of counting.
-    assert sum(active_primitives.values()) < count // 4, active_primitives
+    figures = {"count": count, "active": active, "kept": kept, "open_stores": open_stores}
+    print(json.dumps(figures | {"primitives": dict(active_primitives)}))
 
 
 def _threading_primitives() -> Counter[str]:
