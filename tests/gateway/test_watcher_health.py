@@ -21,24 +21,35 @@ from tests.support.repo import make_repo
 WAIT_S = 10.0
 
 
-def test_health_answers_while_the_watcher_is_busy(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n"})
+def _hold_watches(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Event]:
+    """The watchdog's placing of a root's watches held until `release` (a walk of a very large
+    tree, as far as anyone else can tell); `busy` is set once it started."""
     busy, release = threading.Event(), threading.Event()
     original = WatchdogActor._watch
 
-    def slow_watch(self: WatchdogActor, root: str) -> None:
+    def held_watch(self: WatchdogActor, root: str) -> None:
         busy.set()
-        release.wait(WAIT_S * 3)  # a walk of a very large tree, as far as /health can tell
+        release.wait(WAIT_S * 3)
         original(self, root)
 
-    monkeypatch.setattr(WatchdogActor, "_watch", slow_watch)
+    monkeypatch.setattr(WatchdogActor, "_watch", held_watch)
+    return busy, release
+
+
+def _os_watched_service(tmp_path: Path) -> LiveMemoryService:
     settings = load_settings(
         {"LIVE_MEMORY_DATA_DIR": str(tmp_path / "data"), "LIVE_MEMORY_WATCHER": "os"},
         home=tmp_path,
     )
-    service = LiveMemoryService(settings)
+    return LiveMemoryService(settings)
+
+
+def test_health_answers_while_the_watcher_is_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n"})
+    busy, release = _hold_watches(monkeypatch)
+    service = _os_watched_service(tmp_path)
     try:
         assert service.watcher is not None
         service.watcher.tell(WatchRoot(str(repo)))
@@ -103,20 +114,8 @@ def test_an_edit_before_the_watches_are_placed_still_reaches_the_index(
     # The watchdog places a root's watches on its own thread after the workspace activated;
     # the index's first pass may finish first. An edit in between used to reach no one.
     repo = make_repo(tmp_path / "repo", {"app.py": "def old_name():\n    pass\n"})
-    busy, release = threading.Event(), threading.Event()
-    original = WatchdogActor._watch
-
-    def held_watch(self: WatchdogActor, root: str) -> None:
-        busy.set()
-        release.wait(WAIT_S * 3)
-        original(self, root)
-
-    monkeypatch.setattr(WatchdogActor, "_watch", held_watch)
-    settings = load_settings(
-        {"LIVE_MEMORY_DATA_DIR": str(tmp_path / "data"), "LIVE_MEMORY_WATCHER": "os"},
-        home=tmp_path,
-    )
-    service = LiveMemoryService(settings)
+    busy, release = _hold_watches(monkeypatch)
+    service = _os_watched_service(tmp_path)
     symbols = service.stores.symbols
     assert symbols is not None
     try:
