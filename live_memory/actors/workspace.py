@@ -216,13 +216,10 @@ class WorkspaceActor(Actor, EffectRunner):
         if message.tree_stale and state.tree_built:
             state.tree_stale = True
         symbols = self.services.stores.symbols
-        if self.symbols is not None and symbols is not None:
-            if message.tree_stale or message.watches_placed:
-                self.teed.forget()  # the pass re-reads files from disk
-            if message.watches_placed:
-                symbols.recheck(self.symbols)
-            elif message.tree_stale:
-                symbols.rescan(self.symbols)
+        rescan = message.tree_stale or message.watches_placed
+        if rescan and self.symbols is not None and symbols is not None:
+            self.teed.forget()  # the pass re-reads files from disk
+            symbols.recheck(self.symbols)
 
     def call(self, event: Callable[[], T]) -> T:
         """Run a state event; if it raises, the state may be half-changed: it is broken,

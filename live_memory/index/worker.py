@@ -97,20 +97,12 @@ class SymbolIndexes:
         if index is not None:
             index.store.close()
 
-    def rescan(self, index: WorkspaceIndex) -> None:
-        """Run the background pass again (files added or removed in bulk)."""
-        key = str(index.root)
-        with self._cond:
-            if self._open.get(key) is index and key not in self._passes:
-                self._passes[key] = index.background_pass()
-                self._idle.clear()
-                self._cond.notify()
-
     def recheck(self, index: WorkspaceIndex) -> None:
-        """Look at every file again, from the start: a change made before the OS watcher's
-        watches were in place reached no one, and the pass may already have gone past the
-        file. A pass not started yet will see it; one under way (or finished) starts over,
-        which costs a stat per file unchanged since it was indexed."""
+        """Look at every file again, from the start: files came or went in bulk, or a change
+        made before the OS watcher's watches were in place reached no one, and a pass may
+        already have gone past the file. A pass not started yet will see it; one under way
+        (or finished) starts over, which costs a stat per file unchanged since it was
+        indexed."""
         key = str(index.root)
         with self._cond:
             if self._open.get(key) is not index:
