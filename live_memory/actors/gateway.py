@@ -24,7 +24,8 @@ from live_memory.actors.message import (
     UpdateServices,
     WatchRoot,
 )
-from live_memory.actors.runtime import Actor, ActorRef, ActorSystem
+from live_memory.actors.passivation import ActiveWorkspaces, MakeRoom, PassivateIfIdle, StaysActive
+from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem
 from live_memory.actors.workspace import WorkspaceActor
 from live_memory.agent import Services
 from live_memory.config import ResolvedRoots
@@ -71,7 +72,8 @@ class GatewayActor(Actor):
         super().__init__(system, "gateway")
         self.services = services
         self.store = store
-        self.active: dict[str, ActorRef[Any]] = {}
+        self.active: ActiveWorkspaces[ActorRef[Any]] = ActiveWorkspaces()
+        """Least recently used first; at most `workspaces_active_max` unless all are busy."""
         self.passivating: dict[str, list[Any]] = {}
         self.resolved = ResolvedRoots()
         self.closing = False
@@ -87,6 +89,8 @@ class GatewayActor(Actor):
                 self._route(message)
             case RequestPassivation():
                 self._begin_passivation(message.root)
+            case StaysActive():
+                self._make_room(self.active.stays(message.root, self._cap()))
             case RestartWorkspace():
                 self._restart(message)
             case Passivated():
@@ -134,7 +138,11 @@ class GatewayActor(Actor):
                 _fail(route.message, UnknownWorkspace(f"no memory for workspace {root}"))
                 return
             ref = self._activate(root)
-        ref.tell(route.message)
+            ref.tell(route.message)
+            self._make_room(self.active.activated(self._cap()))
+        else:
+            self.active.touch(root)
+            ref.tell(route.message)
         if route.handle is not None and not route.handle.done():
             route.handle.set_result(ref)
 
@@ -150,25 +158,46 @@ class GatewayActor(Actor):
             failures=failures,
             last_error=last_error,
         )
-        self.active[root] = ref
+        self.active.add(root, ref)
         if self.watcher is not None:
             self.watcher.tell(WatchRoot(root))
         return ref
 
+    def _cap(self) -> int:
+        return self.services.settings.workspaces_active_max
+
+    def _make_room(self, room: MakeRoom) -> None:
+        """Ask the least recently used workspaces to passivate if idle (the cap's rule)."""
+        for root in room.ask:
+            ref = self.active.get(root)
+            try:
+                if ref is not None:
+                    ref.tell(PassivateIfIdle())
+            except ActorDeadError:  # stopped on its own meanwhile: its answer is that
+                self._make_room(self.active.stays(root, self._cap()))
+        if room.over_cap:
+            logger.warning(
+                "%d workspaces active, %d over LIVE_MEMORY_WORKSPACES_ACTIVE_MAX: every one "
+                "asked to make room is busy (admitted over the cap %d times so far)",
+                len(self.active),
+                room.over_cap,
+                self.active.admitted_over_cap,
+            )
+
     def _begin_passivation(self, root: str) -> None:
-        ref = self.active.pop(root, None)
-        if ref is None or self.closing:
-            if ref is not None:
-                self.active[root] = ref
+        if self.closing or root not in self.active:
             return
+        ref, room = self.active.passivating(root, self._cap())
+        assert ref is not None
         self.passivating[root] = []
         if self.watcher is not None:
             self.watcher.tell(UnwatchRoot(root))
         ref.tell(Passivate())
+        self._make_room(room)
 
     def _restart(self, failure: RestartWorkspace) -> None:
         """Supervision: replace a workspace actor whose handler raised, from its snapshot."""
-        ref = self.active.pop(failure.root, None)
+        ref = self.active.pop(failure.root)
         if ref is None:
             return
         logger.warning("restarting workspace %s after: %s", failure.root, failure.last_error)

@@ -37,6 +37,7 @@ from live_memory.actors.message import (
     SlotCancelled,
     UpdateServices,
 )
+from live_memory.actors.passivation import PassivateIfIdle, StaysActive
 from live_memory.actors.rereader import RereadDone
 from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem, resolve
 from live_memory.actors.symbol_shell import TeedMemo, index_events, index_paths, release_index
@@ -48,7 +49,7 @@ from live_memory.memory import Snapshots
 from live_memory.prompt_cache import CacheDecision
 from live_memory.providers import CacheTtl
 from live_memory.watchers import revalidation_events
-from live_memory.workspace import FileEvent, Question
+from live_memory.workspace import FileEvent, Question, WantPassivation
 
 __all__ = ["WorkspaceActor"]
 
@@ -180,6 +181,11 @@ class WorkspaceActor(Actor, EffectRunner):
                 resolve(message.reply, self.stats())
             case IdleCheck():
                 self.event(lambda: state.tick(now, message.idle_after_s))
+            case PassivateIfIdle():  # the sweep's rule, whatever the idle time (the cap)
+                effects = self.call(lambda: state.tick(now, 0.0))
+                self.run(effects)
+                if WantPassivation() not in effects:
+                    self.gateway.tell(StaysActive(self.root))
             case DrainTranscripts():
                 background.drain_transcripts(self)
             case Passivate():

@@ -92,9 +92,12 @@ class Settings:
     request_timeout_s: float = C.REQUEST_BODY_TIMEOUT_S
     """A client must send its whole body within this many seconds (slow clients get 408)."""
     passivate_after_s: float = C.PASSIVATE_AFTER_IDLE_S
+    """Idle seconds before a workspace actor is passivated (snapshot flushed, thread ended)."""
+    workspaces_active_max: int = C.WORKSPACES_ACTIVE_MAX
+    """Workspaces active at once; past it the least recently used idle ones are passivated
+    early (never a busy one: with all busy, more are admitted, and logged)."""
     dashboard_stuck_actor_s: float = C.DEFAULT_DASHBOARD_STUCK_ACTOR_S
     """The dashboard highlights an actor busy on one message (or a question) this long."""
-    """Idle seconds before a workspace actor is passivated (snapshot flushed, thread ended)."""
     secret_path_patterns: tuple[str, ...] = C.DEFAULT_SECRET_PATH_PATTERNS
     subscription: bool = False
     """True when the provider credential is a Claude subscription token (cost not metered)."""

@@ -255,6 +255,7 @@ VARIABLES: Final[dict[str, Parser]] = {
     "oauth_token_url": _url,
     "insights_root": _path,
     "passivate_after_s": _number(0.0, lo_open=True),
+    "workspaces_active_max": _integer(1, None),
     "max_body_bytes": _integer(C.MIN_BODY_BYTES, None),
     "max_notify_events": _integer(1, None),
     "max_question_chars": _integer(1, None),

@@ -110,6 +110,7 @@ def _measure() -> None:
     """The figures above, printed as one JSON line (run in its own interpreter)."""
     tmp_path = Path(sys.argv[1])
     count = 40
+    assert count + 5 <= C.WORKSPACES_ACTIVE_MAX  # all measured at once, none passivated early
     roots = []
     for i in range(count + 5):
         root = tmp_path / "ws" / f"w{i:03d}"
