@@ -31,8 +31,12 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# Bytecode on (PYTHONDONTWRITEBYTECODE emptied) for the suite: it starts many Python
+# processes (servers, CLI commands, hooks), and without bytecode each one compiles live_memory
+# (and pytest each worker's assertion-rewritten modules) from source again. tests/cli and
+# tests/plugin: 49.3 -> 42.2 s of CPU. The .pyc files go to __pycache__ (git-ignored).
 unit: install
-	$(BIN)/python -m pytest -n 2 --dist loadgroup
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n 2 --dist loadgroup
 
 test: lint typecheck unit
 
