@@ -319,8 +319,17 @@ DEEPSEEK_CACHE_LIFETIME_S: Final = 6 * 3600.0  # "a few hours to a few days"; th
 DEFAULT_LOG_LEVEL: Final = "info"
 LOG_MAX_BYTES: Final = 512 * 1024
 LOG_BACKUP_COUNT: Final = 3
-NOISY_LOGGERS: Final = ("httpx", "httpcore", "mcp.server.streamable_http", "watchdog")
-"""Libraries whose INFO chatter (per request / per stateless MCP session) is held to WARNING."""
+NOISY_LOGGERS: Final = (
+    "httpx",
+    "httpcore",
+    "httpx2",
+    "httpcore2",
+    "mcp.server.streamable_http",
+    "watchdog",
+)
+"""Libraries whose INFO chatter (per request / per stateless MCP session) is held to WARNING.
+httpx2 (the providers' client) logs a line per provider call at INFO: a tenth of the I/O loop's
+CPU per question, and an unbounded stream of lines in the journal."""
 
 # --- configuration loading ----------------------------------------------------------------
 MIN_CONTEXT_TOKENS: Final = 1024

@@ -78,7 +78,7 @@ def test_configuring_twice_does_not_duplicate_handlers(tmp_path: Path) -> None:
 
 def test_noisy_libraries_are_held_to_warning(tmp_path: Path) -> None:
     configure_logging("debug", None)
-    for name in ("httpx", "httpcore", "mcp.server.streamable_http"):
+    for name in ("httpx", "httpcore", "httpx2", "httpcore2", "mcp.server.streamable_http"):
         assert logging.getLogger(name).getEffectiveLevel() == logging.WARNING
 
 

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import time
+from pathlib import Path
 
+from live_memory.config import configure_logging, reset_logging
 from live_memory.config import constants as C
 from live_memory.providers import AnthropicProvider, ChatRequest, Message, TextBlock
 from tests.support.fakes import Text
@@ -102,3 +105,18 @@ def test_a_stream_held_open_after_message_stop_still_answers_on_a_fresh_connecti
     assert answers == ["answer 1", "answer 2", "answer 3"]
     assert connections == 3
     assert elapsed >= 3 * C.STREAM_TAIL_WAIT_S  # each waited for the tail, then gave up on it
+
+
+def test_provider_calls_log_nothing_at_info(tmp_path: Path) -> None:
+    # httpx2 logs every request at INFO: one line per question in the server's log.
+    log = tmp_path / "live-memory.log"
+    configure_logging("info", log)
+    try:
+        answers, _, _ = asyncio.run(_three_calls(hold_tail=False))
+        logging.getLogger("live_memory.tests").info("the log file works")
+    finally:
+        reset_logging()
+    assert answers == ["answer 1", "answer 2", "answer 3"]
+    written = log.read_text(encoding="utf-8")
+    assert "the log file works" in written
+    assert "HTTP Request" not in written
