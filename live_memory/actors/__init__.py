@@ -1,8 +1,8 @@
-"""The actor layer: gateway, workspace, fork actors and their messages."""
+"""The actor layer: gateway and workspace actors, forks and their messages."""
 
 from __future__ import annotations
 
-from live_memory.actors.fork import ForkActor, ForkCancelled
+from live_memory.actors.fork import Fork, ForkCancelled
 from live_memory.actors.gateway import AttachWatcher, GatewayActor, SweepIdle
 from live_memory.actors.inspection import InspectWorkspace, snapshot_detail
 from live_memory.actors.io_loop import IoLoop
@@ -10,7 +10,6 @@ from live_memory.actors.keep_warm import KeepWarmActor, KeepWarmConfig, keep_war
 from live_memory.actors.message import (
     Answer,
     Ask,
-    Cancel,
     Clear,
     Commit,
     DescribeMemory,
@@ -49,7 +48,6 @@ __all__ = [
     "Answer",
     "Ask",
     "AttachWatcher",
-    "Cancel",
     "Clear",
     "Commit",
     "DescribeMemory",
@@ -58,7 +56,7 @@ __all__ = [
     "EventKind",
     "ExportLedger",
     "FileEvent",
-    "ForkActor",
+    "Fork",
     "ForkCancelled",
     "ForkFailed",
     "GatewayActor",

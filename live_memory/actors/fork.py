@@ -1,36 +1,44 @@
-"""ForkActor: runs one question on a private copy of the window, then sends Commit back."""
+"""Fork: runs one question on a private copy of the window, then sends Commit back.
+
+A fork is not a pykka actor: its whole life is one task on the I/O loop, so it has no
+mailbox to schedule. The workspace starts the task itself and the task's done callback (on
+the I/O loop) tells the workspace the Commit or ForkFailed. A question used to pass through
+a ForkActor twice (its StartFork, then the loop's result), two worker-pool hand-offs on the
+answer's critical path that carried nothing. The fork is still listed in /actors (kind
+"fork", the question in hand and for how long) while its task runs.
+"""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from concurrent.futures import CancelledError, Future
-from dataclasses import dataclass
 from typing import Any
 
-from live_memory.actors.message import Cancel, Commit, ForkFailed, Route, StartFork
-from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem
+from live_memory.actors.message import Commit, ForkFailed, Route
+from live_memory.actors.runtime import ActorDeadError, ActorInfo, ActorRef, ActorSystem
 from live_memory.agent import QuestionJob, QuestionOutcome, Services, answer_question
 from live_memory.tools import Toolbox
 
-__all__ = ["ForkActor", "ForkCancelled"]
+__all__ = ["Fork", "ForkCancelled"]
 
 logger = logging.getLogger(__name__)
+
+_INVENTORY_KEYS = itertools.count(1)
 
 
 class ForkCancelled(Exception):
     """The asker went away (or the server is draining); the model call was cancelled."""
 
 
-@dataclass(frozen=True, slots=True)
-class _LoopDone:
-    future: Future[QuestionOutcome]
+class Fork:
+    """Owns nothing shared: its window is a private copy taken at `base_version`.
 
-
-class ForkActor(Actor):
-    """Owns nothing shared: its window is a private copy taken at `base_version`."""
-
-    kind = "fork"
+    `start` and `cancel` run on the workspace's thread, the report on the I/O loop's (or on
+    the canceller's, as a concurrent future runs its callbacks where it is cancelled); the
+    workspace's mailbox is what serialises them.
+    """
 
     def __init__(
         self,
@@ -46,7 +54,7 @@ class ForkActor(Actor):
         base_version: int,
         base_seq: int,
     ) -> None:
-        super().__init__(system, name, job.window.root)
+        self.system = system
         self.fork_id = fork_id
         self.workspace = workspace
         self.gateway = gateway
@@ -55,63 +63,56 @@ class ForkActor(Actor):
         self.toolbox = toolbox
         self.base_version = base_version
         self.base_seq = base_seq
+        self.info = ActorInfo(name=name, kind="fork", workspace=job.window.root)
+        self.key = f"fork:{next(_INVENTORY_KEYS)}"
         self.future: Future[QuestionOutcome] | None = None
         self.cancel_reason: str | None = None
-        self.asked_at: float | None = None
 
-    def on_receive(self, message: Any) -> Any:
-        result = super().on_receive(message)
-        if self.future is not None and not self.future.done() and self.asked_at is not None:
-            # The question runs on the I/O loop, but it is this actor's message in hand: the
-            # inventory (and the dashboard's stuck highlight) shows it until the answer.
-            self.info.current_message, self.info.busy_since = "StartFork", self.asked_at
-        return result
+    def start(self) -> None:
+        """Submit the question to the I/O loop; its outcome is reported when it is done."""
+        info = self.info
+        info.current_message, info.busy_since = "StartFork", time.monotonic()
+        self.system.register(self.key, info)
+        try:
+            coro = answer_question(self.job, self.services, self.toolbox)
+            self.future = self.system.io.submit(coro)
+        except BaseException:  # the workspace fails the question; nothing is left listed
+            self.system.unregister(self.key)
+            raise
+        self.future.add_done_callback(self._done)
 
-    def handle(self, message: Any) -> None:
-        if isinstance(message, StartFork):
-            self._start()
-        elif isinstance(message, _LoopDone):
-            self._finish(message.future)
-        elif isinstance(message, Cancel):
-            self.cancel_reason = message.reason
-            if self.future is not None:
-                self.future.cancel()
-        else:
-            super().handle(message)
+    def cancel(self, reason: str) -> None:
+        """Cancel the model call; the fork reports ForkCancelled (unless it already finished)."""
+        if self.cancel_reason is None:
+            self.cancel_reason = reason
+        if self.future is not None:
+            self.future.cancel()
 
-    def _start(self) -> None:
-        if self.cancel_reason is not None:
-            self._report_failure(ForkCancelled(self.cancel_reason))
-            return
-        coro = answer_question(self.job, self.services, self.toolbox)
-        self.asked_at = time.monotonic()
-        self.future = self.system.io.submit(coro)
-        ref = self.actor_ref
-        self.future.add_done_callback(lambda f: ref.tell(_LoopDone(f)))
-
-    def _finish(self, future: Future[QuestionOutcome]) -> None:
+    def _done(self, future: Future[QuestionOutcome]) -> None:
+        self.system.unregister(self.key)
         try:
             outcome = future.result()
         except CancelledError:
-            self._report_failure(ForkCancelled(self.cancel_reason or "cancelled"))
+            self._report(ForkFailed(self.fork_id, ForkCancelled(self.cancel_reason or "cancelled")))
             return
         except Exception as exc:  # a provider or tool failure becomes the asker's error
             logger.warning("fork %s failed: %s", self.info.name, exc)
-            self._report_failure(exc)
+            self._report(ForkFailed(self.fork_id, exc))
             return
-        window = outcome.window
-        ttl = self.job.cache_ttl
-        self._report(Commit(self.fork_id, self.base_version, self.base_seq, window, outcome, ttl))
-
-    def _report_failure(self, error: BaseException) -> None:
-        self._report(ForkFailed(self.fork_id, error))
+        base = (self.base_version, self.base_seq)
+        self._report(Commit(self.fork_id, *base, outcome.window, outcome, self.job.cache_ttl))
 
     def _report(self, message: Commit | ForkFailed) -> None:
         """To the workspace that started us; if that incarnation is gone (a supervisor
         restart), by name through the gateway to the one that adopted this fork."""
         try:
             self.workspace.tell(message)
+            return
         except ActorDeadError:
-            if self.gateway is not None:
-                self.gateway.tell(Route(self.job.window.root, message))
-        self.stop()
+            pass
+        if self.gateway is None:
+            return
+        try:
+            self.gateway.tell(Route(self.job.window.root, message))
+        except ActorDeadError:  # the server is shutting down: no one is left to tell
+            logger.debug("fork %s finished after the gateway stopped", self.info.name)

@@ -15,7 +15,6 @@ __all__ = [
     "AdoptFork",
     "Answer",
     "Ask",
-    "Cancel",
     "Clear",
     "Commit",
     "CommitOutcome",
@@ -44,7 +43,6 @@ __all__ = [
     "Revalidate",
     "Route",
     "SlotCancelled",
-    "StartFork",
     "TranscriptDistilled",
     "UnwatchRoot",
     "UpdateServices",
@@ -192,17 +190,6 @@ class KeepWarmTick:
 class PingDone:
     usage: Usage | None
     error: str | None = None
-
-
-# --- to fork actors -----------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class StartFork:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Cancel:
-    reason: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
 """WorkspaceActor: the thin shell around one WorkspaceState.
 
 It turns messages into the state's events and carries out the effects they return: forks,
-replies, snapshot writes, spend. It never waits on the network: questions run in ForkActors
-on private copies of the window and come back as Commit messages.
+replies, snapshot writes, spend. It never waits on the network: questions run as Forks on
+the I/O loop, on private copies of the window, and come back as Commit messages.
 """
 
 from __future__ import annotations

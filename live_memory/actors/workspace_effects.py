@@ -16,10 +16,10 @@ from concurrent.futures import Future
 from typing import Any
 
 from live_memory.actors import background
-from live_memory.actors.fork import ForkActor
-from live_memory.actors.message import Ask, Cancel, RequestPassivation, Route, StartFork
+from live_memory.actors.fork import Fork
+from live_memory.actors.message import Ask, RequestPassivation, Route
 from live_memory.actors.rereader import start_rereads
-from live_memory.actors.runtime import ActorDeadError, ActorInfo, ActorRef, ActorSystem
+from live_memory.actors.runtime import ActorInfo, ActorRef, ActorSystem
 from live_memory.actors.symbol_shell import core_map_of, index_covers, retrievers_of
 from live_memory.actors.workspace_loading import WorkspaceLoader
 from live_memory.agent import QuestionJob, QuestionProgress, fact_retrievers
@@ -164,9 +164,10 @@ class EffectRunner(WorkspaceLoader):
         )
 
     def launch_fork(self, spec: StartForkEffect, job: QuestionJob) -> None:
-        """Run `job` in a ForkActor of this process (the Ray host runs it as a Ray task)."""
-        ref = self.system.start(
-            ForkActor,
+        """Run `job` on the I/O loop as a Fork of this process (the Ray host runs it as a
+        Ray task); its Commit comes straight back to this actor."""
+        fork = Fork(
+            self.system,
             f"{self.root}#fork-{spec.fork_id}",
             fork_id=spec.fork_id,
             workspace=self.actor_ref,
@@ -177,13 +178,10 @@ class EffectRunner(WorkspaceLoader):
             base_version=spec.base_version,
             base_seq=spec.base_seq,
         )
-        self.forks[spec.fork_id] = ref
-        ref.tell(StartFork())
+        fork.start()
+        self.forks[spec.fork_id] = fork
 
     def cancel_fork(self, fork_id: int, reason: str) -> None:
-        ref = self.forks.get(fork_id)
-        if ref is not None:
-            try:
-                ref.tell(Cancel(reason))
-            except ActorDeadError:  # it finished meanwhile; its report is on its way
-                self.forks.pop(fork_id, None)
+        fork = self.forks.get(fork_id)
+        if fork is not None:  # one that finished meanwhile reports anyway (ForkCancelled)
+            fork.cancel(reason)

@@ -11,10 +11,9 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any
 
 from live_memory.actors import background
-from live_memory.actors.runtime import ActorRef
+from live_memory.actors.fork import Fork
 from live_memory.actors.symbol_shell import core_map_of, open_index
 from live_memory.agent import Services, resident_facts, stable_tree, store_learnt
 from live_memory.config import constants as C
@@ -43,7 +42,7 @@ class WorkspaceLoader:
     toolbox: Toolbox
     ingestor: Ingestor
     store: Snapshots
-    forks: dict[int, ActorRef[Any]]
+    forks: dict[int, Fork]
     symbols: WorkspaceIndex | None
     map_partial: bool
 

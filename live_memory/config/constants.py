@@ -245,7 +245,7 @@ MANIFEST_SNAPSHOT_DEBOUNCE_S: Final = 5.0
 NOTIFY_LOG_MAX_BYTES: Final = 8 * 1024 * 1024
 """Content the replay log of one workspace holds while forks run; older bytes shed first."""
 ACTOR_STOP_TIMEOUT_S: Final = 10.0
-# Workspace and fork actors share this many worker threads (not one thread each): a thread
+# Workspace actors share this many worker threads (not one thread each): a thread
 # per workspace kept a glibc arena of freed tree-build memory per workspace.
 ACTOR_POOL_WORKERS: Final = 4
 ACTOR_POOL_SLICE_MESSAGES: Final = 32  # messages one actor handles before yielding its worker

@@ -7,7 +7,7 @@ agent loop (`answer_question`) in whatever Ray worker the task lands on and retu
 `ForkRun`: the finished window and Q/A, plus where it ran. Nothing live crosses: the worker
 builds its own provider client and tools from the settings, once per process (Ray reuses a
 worker for the next task), and the workspace actor applies the returned outcome as a Commit,
-by WorkspaceState's optimistic version rule, exactly as it applies a local ForkActor's.
+by WorkspaceState's optimistic version rule, exactly as it applies a local Fork's.
 """
 
 from __future__ import annotations

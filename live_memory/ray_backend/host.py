@@ -1,7 +1,7 @@
 """WorkspaceHost: the body of one named, detached Ray actor serving one workspace.
 
 It hosts what the local backend runs for a workspace, unchanged: the pure WorkspaceState in a
-WorkspaceActor (here `DurableWorkspaceActor`), its fork actors, and its effect runner, in a
+WorkspaceActor (here `DurableWorkspaceActor`), its forks, and its effect runner, in a
 private actor system of the host's process, behind a GatewayActor that supervises it
 (passivation, restarts after a broken handler, forks adopted across a restart). Keep-warm and
 the OS watcher run here too, one of each per workspace on the node that holds the checkout:

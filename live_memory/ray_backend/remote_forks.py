@@ -1,17 +1,17 @@
 """The Ray host's workspace actor: its forks run as Ray tasks, their commits come back to it.
 
-Locally a fork is a ForkActor in the workspace's own process. Here `launch_fork` sends the
+Locally a fork is a Fork on the workspace's own process's I/O loop. Here `launch_fork` sends the
 fork's plain `ForkJob` (window copy, question, limits) as a Ray task (`fork_task.run_fork`)
 pinned to this host's node (the node holds the checkout the tools read; the window copy is
 already in its object store), with no CPU claimed (a fork waits on the model) and no Ray
 retry (a model call costs money: a fork whose worker died fails its question instead). The
-task's result is turned into the same `Commit` (or `ForkFailed`) a ForkActor sends, and the
+task's result is turned into the same `Commit` (or `ForkFailed`) a local Fork sends, and the
 workspace applies it by WorkspaceState's optimistic version rule, unchanged: a fork that
 started at an older version merges as any concurrent fork does.
 
 A cancelled fork (the asker went away, a drain) is `ray.cancel`led. A fork that outlives the
 incarnation that started it (a supervisor restart) reports by name to the one that adopted it,
-as ForkActor does. Where each recent fork ran (pid, node, task id) is kept for /actors.
+as a local Fork does. Where each recent fork ran (pid, node, task id) is kept for /actors.
 """
 
 from __future__ import annotations
