@@ -7,15 +7,19 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["write_atomically"]
+__all__ = ["sync_and_replace", "write_atomically"]
 
 
-def write_atomically(path: Path, data: bytes, *, sync_directory: bool = False) -> None:
+def write_atomically(
+    path: Path, data: bytes, *, sync: bool = True, sync_directory: bool = False
+) -> None:
     """Replace `path` with `data`: a temporary file beside it, flushed and fsynced, renamed over.
 
     The file is owner-only (mkstemp creates it 0600), so secrets are never readable by others,
     not even briefly. `sync_directory` also fsyncs the directory, so the rename itself survives
-    a power loss (where the platform supports it). Missing parent directories are created.
+    a power loss (where the platform supports it). `sync=False` skips the file's fsync: the
+    new content then survives a crash of this process (it is in the kernel once this returns)
+    but not necessarily a power loss. Missing parent directories are created.
     Raises OSError; the temporary file never outlives a failure.
     """
     try:
@@ -27,7 +31,8 @@ def write_atomically(path: Path, data: bytes, *, sync_directory: bool = False) -
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         os.replace(temp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -35,6 +40,20 @@ def write_atomically(path: Path, data: bytes, *, sync_directory: bool = False) -
         raise
     if sync_directory:
         _fsync_directory(path.parent)
+
+
+def sync_and_replace(source: Path, target: Path, *, sync_directory: bool = False) -> None:
+    """fsync `source` (a file written with `sync=False`) and rename it over `target`: the
+    rest of `write_atomically`, so that `target` is never a file whose bytes may not be on
+    disk. Raises OSError (FileNotFoundError when `source` is gone)."""
+    fd = os.open(source, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(source, target)
+    if sync_directory:
+        _fsync_directory(target.parent)
 
 
 def _fsync_directory(directory: Path) -> None:

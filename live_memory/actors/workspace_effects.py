@@ -65,10 +65,14 @@ class EffectRunner(WorkspaceLoader):
 
     # --- effects --------------------------------------------------------------------------
     def run(self, effects: Sequence[Effect]) -> None:
-        """Carry out `effects` in order (and whatever they lead to), each guarded."""
+        """Carry out `effects` in order (and whatever they lead to), each guarded. A
+        snapshot written on the way is settled last: the answers it carried go out as soon
+        as it survives a crash of the server, before its fsync (memory/snapshot_store.py)."""
         queue: deque[Effect] = deque(effects)
+        wrote = False
         while queue:
             effect = queue.popleft()
+            wrote = wrote or isinstance(effect, Persist)
             try:
                 queue.extend(self._carry_out(effect))
             except Exception as exc:  # one effect failing must not skip the rest
@@ -77,6 +81,8 @@ class EffectRunner(WorkspaceLoader):
                 self.info.last_error = f"{type(exc).__name__}: {exc}"
                 if isinstance(effect, StartForkEffect):
                     queue.extend(self.state.fork_failed(effect.fork_id, exc))
+        if wrote:
+            self._settle()
 
     def _carry_out(self, effect: Effect) -> Sequence[Effect]:
         match effect:
@@ -125,11 +131,19 @@ class EffectRunner(WorkspaceLoader):
     def _write(self, snapshot: dict[str, object]) -> str | None:
         """Write a snapshot; the reason it failed, or None."""
         try:
-            self.store.save(self.path, snapshot)
+            self.store.save(self.path, snapshot, settle=False)  # settled after the replies
         except Exception as exc:  # disk full, permissions, serialisation: reported, not raised
             logger.error("snapshot of %s not written: %s", self.root, exc)
             return f"{type(exc).__name__}: {exc}"
         return None
+
+    def _settle(self) -> None:
+        try:
+            self.store.settle(self.path)
+        except Exception as exc:  # reported (/health): the state still survives a crash
+            logger.error("snapshot of %s not settled: %s", self.root, exc)
+            self.info.failures += 1
+            self.info.last_error = f"{type(exc).__name__}: {exc}"
 
     def _account(self, account: Account) -> None:
         self.services.spend.record(

@@ -222,6 +222,7 @@ BINARY_INVALID_UTF8_RATIO: Final = 0.3  # above this share of undecodable chars,
 # --- snapshots ----------------------------------------------------------------------------
 SNAPSHOT_FORMAT_VERSION: Final = 1
 SNAPSHOT_SUFFIX: Final = ".json"
+SNAPSHOT_UNSETTLED_SUFFIX: Final = ".pending"  # appended: a save waiting for its fsync
 SNAPSHOT_HEAD_BYTES: Final = 8192  # what listing the stored workspaces reads of each file
 
 # --- actors -------------------------------------------------------------------------------

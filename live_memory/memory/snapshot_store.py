@@ -4,6 +4,17 @@ A snapshot is `{"format_version", "root", "saved_at", "state"}` written with orj
 key order, so `page_of_roots` reads a root from the head of a file without parsing its state.
 A file that cannot be trusted (corrupt, another root, unknown format) is moved aside into
 `quarantine/` rather than deleted, so nothing a user had is lost silently.
+
+A save is written in two steps, so that an answer waits only for the first. `save(...,
+settle=False)` replaces an *unsettled* copy beside the snapshot (`<name>.json.pending`,
+renamed into place, not fsynced): once it returns the state survives a crash of the server
+(kill -9), which is what an answer waits for. `settle` then fsyncs that copy and renames it
+over the snapshot, so the snapshot itself is never a file whose bytes may not have reached
+the disk: after a power loss either the settled copy is complete, or the previous snapshot
+is (the unsettled one is then incomplete and is set aside). An unsettled copy, when there is
+one, is always the newest state: `load` settles it first. The fsync cost 3 ms per answer at
+the median, over 10 ms at the 90th percentile on a busy machine, all of it on the answer's
+path before.
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ from typing import Final
 
 import orjson
 
-from live_memory.atomic_file import write_atomically
+from live_memory.atomic_file import sync_and_replace, write_atomically
 from live_memory.config import constants as C
 from live_memory.errors import SnapshotError
 
@@ -38,11 +49,19 @@ _HEAD = re.compile(rb'^\{"format_version":(\d+),"root":("(?:[^"\\]|\\.)*")')
 class SnapshotStore:
     """Snapshots of workspace state under one directory. Safe to use from many threads."""
 
-    def __init__(self, directory: Path, *, write: Callable[..., None] = write_atomically) -> None:
-        """`write(path, data, sync_directory=...)` replaces a file atomically (a test may
-        pass one that fails the way a full disk does)."""
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        write: Callable[..., None] = write_atomically,
+        settle: Callable[..., None] = sync_and_replace,
+    ) -> None:
+        """`write(path, data, sync=False)` replaces a file atomically (a test may pass one
+        that fails the way a full disk does); `settle(source, target, sync_directory=...)`
+        fsyncs `source` and renames it over `target`."""
         self.directory = directory
         self._write_file = write
+        self._settle_file = settle
         self.write_error: str | None = None
         """Why the last snapshot write failed; None once a write succeeds (/health)."""
         self._guard = threading.Lock()
@@ -57,11 +76,18 @@ class SnapshotStore:
         digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:_DIGEST_CHARS]
         return self.directory / f"{slug}-{digest}{C.SNAPSHOT_SUFFIX}"
 
-    def save(self, root: Path, payload: Mapping[str, object]) -> None:
-        """Atomically replace the snapshot of `root` with `payload`.
+    def unsettled_path_for(self, root: Path) -> Path:
+        """Where a save of `root` waits for `settle` (not a `.json` file: never listed)."""
+        path = self.path_for(root)
+        return path.with_name(path.name + C.SNAPSHOT_UNSETTLED_SUFFIX)
+
+    def save(self, root: Path, payload: Mapping[str, object], *, settle: bool = True) -> None:
+        """Atomically replace the state of `root` with `payload`, durable against a crash
+        of this process on return, and against a power loss too unless `settle` is False:
+        then once `settle(root)` has run.
 
         Raises SnapshotError when the payload cannot be serialised or the write fails (disk
-        full, ...); the previous snapshot is then left as it was.
+        full, ...); the previous state is then left as it was.
         """
         document = {
             "format_version": C.SNAPSHOT_FORMAT_VERSION,
@@ -75,7 +101,33 @@ class SnapshotStore:
             raise SnapshotError(f"snapshot of {root} cannot be serialised: {exc}") from exc
         path = self.path_for(root)
         with self._lock(path):
-            self._write(path, data, root)
+            unsettled = self.unsettled_path_for(root)
+            self._write(unsettled, data, root)
+            if settle:
+                self._settle(path, unsettled, root)
+
+    def settle(self, root: Path) -> None:
+        """Make the last save of `root` durable against a power loss (fsync, then rename it
+        over the snapshot); nothing to do when it is settled already. Raises SnapshotError
+        when it cannot be: the unsettled copy is kept (`load` still prefers it)."""
+        path = self.path_for(root)
+        with self._lock(path):
+            self._settle(path, self.unsettled_path_for(root), root)
+
+    def _settle(self, path: Path, unsettled: Path, root: Path) -> bool:
+        """Settle `unsettled` over `path` (the lock held); False when there was nothing."""
+        # The directory is fsynced only when the snapshot is created: re-syncing it for every
+        # replacement cost ~10 ms per answer here (it forces a journal commit); a replacing
+        # rename reaches the disk with the file system's next commit, so a power loss can
+        # bring back the previous, complete snapshot (docs/SECURITY.md says so).
+        try:
+            self._settle_file(unsettled, path, sync_directory=not path.exists())
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            self.write_error = f"snapshot of {root} could not be settled: {exc}"
+            raise SnapshotError(self.write_error) from exc
+        return True
 
     def load(self, root: Path) -> dict[str, object] | None:
         """The state last saved for `root`, or None when there is none or it was unusable.
@@ -85,6 +137,9 @@ class SnapshotStore:
         """
         path = self.path_for(root)
         with self._lock(path):
+            newest = self._settle_unsettled(path, root)
+            if newest is not None:
+                return newest
             try:
                 data = path.read_bytes()
             except FileNotFoundError:
@@ -103,6 +158,34 @@ class SnapshotStore:
             state: dict[str, object] = document["state"]
             return state
 
+    def _settle_unsettled(self, path: Path, root: Path) -> dict[str, object] | None:
+        """Before a load: the unsettled copy of a save, if one is left (the server stopped
+        before settling it), is the newest state: a usable one is settled and its state
+        returned. One a power loss left incomplete is set aside (None: the previous
+        snapshot is what loads)."""
+        unsettled = path.with_name(path.name + C.SNAPSHOT_UNSETTLED_SUFFIX)
+        try:
+            data = unsettled.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise SnapshotError(f"snapshot {unsettled} cannot be read: {exc}") from exc
+        try:
+            document = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            document = None
+        problem = _problem(document, root) if document is not None else None
+        if document is None or problem is not None:
+            detail = problem[1] if problem is not None else "it is not valid JSON"
+            self._quarantine(unsettled, "unsettled", detail)
+            return None
+        try:
+            self._settle(path, unsettled, root)
+        except SnapshotError as exc:  # still the newest state: it loads, unsettled
+            logger.warning("%s", exc)
+        state: dict[str, object] = document["state"]
+        return state
+
     def quarantine(self, root: Path, detail: str) -> None:
         """Move a snapshot whose content turned out malformed aside (logged)."""
         path = self.path_for(root)
@@ -114,13 +197,14 @@ class SnapshotStore:
         path = self.path_for(root)
         with self._lock(path):
             try:
+                self.unsettled_path_for(root).unlink(missing_ok=True)
                 path.unlink(missing_ok=True)
             except OSError as exc:
                 raise SnapshotError(f"snapshot {path} cannot be deleted: {exc}") from exc
 
     def exists(self, root: Path) -> bool:
         """Whether a snapshot file exists for `root` (it may still prove unusable on load)."""
-        return self.path_for(root).is_file()
+        return self.path_for(root).is_file() or self.unsettled_path_for(root).is_file()
 
     def page_of_roots(self, offset: int, limit: int) -> tuple[list[tuple[Path, float]], int]:
         """Stored workspaces, most recently saved first: (root, saved at) for at most `limit`
@@ -152,14 +236,10 @@ class SnapshotStore:
             return self._locks.setdefault(path, threading.Lock())
 
     def _write(self, path: Path, data: bytes, root: Path) -> None:
-        # The file's bytes are always fsynced before the rename, so a server crash (kill -9)
-        # never loses a written snapshot. The directory is fsynced only when the snapshot is
-        # created: re-syncing it for every replacement cost ~10 ms per answer here (it
-        # forces a journal commit); a replacing rename reaches the disk with the file
-        # system's next commit, so a power loss can bring back the previous, complete
-        # snapshot (docs/SECURITY.md says so).
+        # Renamed into place once written, so a server crash (kill -9) never loses a
+        # written state nor leaves a partial one; fsynced by `settle`.
         try:
-            self._write_file(path, data, sync_directory=not path.exists())
+            self._write_file(path, data, sync=False)
         except OSError as exc:
             self.write_error = f"snapshot of {root} could not be written: {exc}"
             raise SnapshotError(self.write_error) from exc

@@ -24,8 +24,15 @@ class Snapshots(Protocol):
         """Where `root`'s snapshot lives (the dashboard reads its modification time)."""
         ...
 
-    def save(self, root: Path, payload: Mapping[str, object]) -> None:
-        """Replace `root`'s snapshot atomically; raises SnapshotError when it cannot."""
+    def save(self, root: Path, payload: Mapping[str, object], *, settle: bool = True) -> None:
+        """Replace `root`'s state atomically, durable against a crash of the server on
+        return (an answer waits for this) and, unless `settle` is False, against a power
+        loss; raises SnapshotError when it cannot."""
+        ...
+
+    def settle(self, root: Path) -> None:
+        """Make the last save of `root` durable against a power loss too (run after the
+        answers it carried went out); raises SnapshotError when it cannot."""
         ...
 
     def load(self, root: Path) -> dict[str, object] | None:

@@ -5,8 +5,9 @@ resolved, and only a broken state costs a restart."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from live_memory.actors.workspace import WorkspaceActor
 from live_memory.agent import build_services
 from live_memory.agent.services import Services, Stores
 from live_memory.agent.spend import SpendGuard
+from live_memory.atomic_file import sync_and_replace
 from live_memory.config import load_settings
 from live_memory.knowledge import TranscriptQueue, UsageLedger
 from live_memory.memory.snapshot_store import SnapshotStore
@@ -32,7 +34,13 @@ WAIT_S = 20.0
 
 
 class Harness:
-    def __init__(self, tmp_path: Path, fake: FakeProvider, workspace_cls: type[WorkspaceActor]):
+    def __init__(
+        self,
+        tmp_path: Path,
+        fake: FakeProvider,
+        workspace_cls: type[WorkspaceActor],
+        settle: Callable[..., None] = sync_and_replace,
+    ):
         self.root = make_repo(tmp_path / "repo", {"src/app.py": "def answer():\n    return 42\n"})
         data = tmp_path / "data"
         env = {
@@ -43,7 +51,7 @@ class Harness:
         settings = load_settings(env, home=tmp_path)
         self.stores = Stores(UsageLedger(data / "usage.sqlite3"), TranscriptQueue(data / "q.db"))
         self.services = build_services(settings, self.stores)
-        self.store = SnapshotStore(settings.snapshot_dir)
+        self.store = SnapshotStore(settings.snapshot_dir, settle=settle)
         self.system = ActorSystem()
         self.gateway = self.system.start(
             GatewayActor, services=self.services, store=self.store, workspace_cls=workspace_cls
@@ -233,3 +241,36 @@ def test_a_broken_state_restarts_and_its_forks_in_flight_commit_to_the_new_incar
     assert stats["messages_retained"] == 4  # restored from the snapshot, then the commit
     assert stats["version"] == snapshotted + 1  # a linear commit on the restored state
     assert stats["commits"]["linear"] == 2
+
+
+def test_an_answer_goes_out_before_its_snapshot_is_fsynced_and_settles_after(
+    tmp_path: Path, fake: FakeProvider
+) -> None:
+    held = threading.Event()
+    release = threading.Event()
+    hold = threading.Event()
+
+    def settle(source: Path, target: Path, *, sync_directory: bool = False) -> None:
+        if hold.is_set():
+            held.set()
+            assert release.wait(WAIT_S)
+        sync_and_replace(source, target, sync_directory=sync_directory)
+
+    harness = Harness(tmp_path, fake, WorkspaceActor, settle=settle)
+    try:
+        harness.warm()
+        hold.set()
+        fake.script(Text("answered before the fsync"))
+        answer = harness.ask("durable?").result(WAIT_S)
+        assert answer.answer == "answered before the fsync"
+        assert held.wait(WAIT_S)  # its settle is under way, held, after the reply went out
+        unsettled = harness.store.unsettled_path_for(harness.root)
+        assert "answered before the fsync" in unsettled.read_text()  # a crash keeps it
+        release.set()
+        stats = harness.stats()  # the workspace handled the settle, then this
+        assert stats["messages_retained"] == 2
+        assert not unsettled.exists()
+        assert "answered before the fsync" in harness.store.path_for(harness.root).read_text()
+    finally:
+        release.set()
+        harness.close()

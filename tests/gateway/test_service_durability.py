@@ -28,11 +28,11 @@ class Disk:
         self.full = False
         self.refused = 0
 
-    def write(self, path: Path, data: bytes, *, sync_directory: bool = False) -> None:
+    def write(self, path: Path, data: bytes, **options: bool) -> None:
         if self.full:
             self.refused += 1
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
-        write_atomically(path, data, sync_directory=sync_directory)
+        write_atomically(path, data, **options)
 
 
 @pytest.fixture

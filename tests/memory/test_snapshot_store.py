@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
-from live_memory.atomic_file import write_atomically
+from live_memory.atomic_file import sync_and_replace
 from live_memory.errors import SnapshotError
 from live_memory.memory.snapshot_store import SnapshotStore
 
@@ -97,11 +97,11 @@ def test_the_directory_is_fsynced_when_a_snapshot_is_created_not_on_each_replace
 ) -> None:
     synced: list[bool] = []
 
-    def write(path: Path, data: bytes, *, sync_directory: bool = False) -> None:
+    def settle(source: Path, target: Path, *, sync_directory: bool = False) -> None:
         synced.append(sync_directory)
-        write_atomically(path, data, sync_directory=sync_directory)
+        sync_and_replace(source, target, sync_directory=sync_directory)
 
-    store = SnapshotStore(tmp_path / "new" / "workspaces", write=write)  # parents created
+    store = SnapshotStore(tmp_path / "new" / "workspaces", settle=settle)  # parents created
     store.save(ROOT, {"n": 1})
     store.save(ROOT, {"n": 2})
     store.save(OTHER, {"n": 1})
@@ -241,3 +241,54 @@ def test_listing_reads_only_the_head_of_the_pages_files(
     page, total = store.page_of_roots(10, 5)
     assert (len(page), total) == (5, 30)
     assert opened == [8192] * 5  # five heads, no whole file
+
+
+def test_an_unsettled_save_survives_a_crash_and_settles_on_the_next_load(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    store.save(ROOT, {"n": 1})
+    store.save(ROOT, {"n": 2}, settle=False)  # the server dies before settling it
+    settled = store.path_for(ROOT)
+    assert orjson.loads(settled.read_bytes())["state"] == {"n": 1}
+    assert store.unsettled_path_for(ROOT).is_file() and store.exists(ROOT)
+    restarted = SnapshotStore(tmp_path)
+    assert restarted.load(ROOT) == {"n": 2}  # the newest state, not the settled one
+    assert [p.name for p in tmp_path.iterdir()] == [settled.name]
+    assert orjson.loads(settled.read_bytes())["state"] == {"n": 2}
+
+
+def test_settle_makes_the_last_save_the_snapshot_and_is_idempotent(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    store.save(ROOT, {"n": 1}, settle=False)
+    assert not store.path_for(ROOT).exists()  # only the unsettled copy so far
+    assert store.page_of_roots(0, 10) == ([], 0)  # never listed as a snapshot of its own
+    store.settle(ROOT)
+    store.settle(ROOT)  # nothing left to settle
+    assert [p.name for p in tmp_path.iterdir()] == [store.path_for(ROOT).name]
+    assert store.load(ROOT) == {"n": 1}
+
+
+def test_an_unsettled_copy_a_power_loss_cut_short_is_set_aside_for_the_previous_snapshot(
+    tmp_path: Path,
+) -> None:
+    store = SnapshotStore(tmp_path)
+    store.save(ROOT, {"n": 1})
+    store.save(ROOT, {"n": 2}, settle=False)
+    unsettled = store.unsettled_path_for(ROOT)
+    unsettled.write_bytes(b"\0" * 64)  # its bytes never reached the disk
+    assert store.load(ROOT) == {"n": 1}
+    [moved] = quarantined(store)
+    assert ".unsettled" in moved.name and not unsettled.exists()
+
+
+def test_a_failed_settle_raises_and_the_unsettled_state_still_loads(tmp_path: Path) -> None:
+    def failing(source: Path, target: Path, *, sync_directory: bool = False) -> None:
+        raise OSError(errno.EIO, "Input/output error", str(source))
+
+    store = SnapshotStore(tmp_path, settle=failing)
+    store.save(ROOT, {"n": 1}, settle=False)
+    with pytest.raises(SnapshotError, match="could not be settled"):
+        store.settle(ROOT)
+    assert store.write_error is not None and "Input/output error" in store.write_error
+    assert store.load(ROOT) == {"n": 1}
+    store.delete(ROOT)  # both copies
+    assert list(tmp_path.iterdir()) == [] and not store.exists(ROOT)
