@@ -76,7 +76,14 @@ def build_messages_params(request: ChatRequest) -> MessagesParams:
         system.append(text_param)
     messages: list[MessageParam] = []
     for message in request.messages:
-        content = [_content_param(b) for b in message.blocks if not _is_empty_text(b)]
+        blocks = message.blocks
+        if len(blocks) == 1 and type(blocks[0]) is TextBlock:
+            # The history's shape (one text per turn), without the general path's calls:
+            # every request carries the whole history again.
+            text = blocks[0].text
+            content: list[ContentParam] = [{"type": "text", "text": text}] if text else []
+        else:
+            content = [_content_param(b) for b in blocks if not _is_empty_text(b)]
         if message.cache_breakpoint and content:
             marked.append(content[-1])
         role: Literal["user", "assistant"] = "user" if message.role == "user" else "assistant"
