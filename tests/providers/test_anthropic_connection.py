@@ -16,6 +16,8 @@ import logging
 import time
 from pathlib import Path
 
+import pytest
+
 from live_memory.config import configure_logging, reset_logging
 from live_memory.config import constants as C
 from live_memory.providers import AnthropicProvider, ChatRequest, Message, TextBlock
@@ -34,6 +36,7 @@ class StreamServer:
         self.hold_tail = hold_tail
         self.connections = 0
         self.requests = 0
+        self.request_lines: list[bytes] = []
 
     async def __aenter__(self) -> StreamServer:
         self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
@@ -55,6 +58,7 @@ class StreamServer:
                 )
                 await reader.readexactly(length)
                 self.requests += 1
+                self.request_lines.append(head.split(b"\r\n", 1)[0])
                 usage = AnthropicCacheUsage(40, 0, 0)
                 events = b"".join(
                     sse_events(Text(f"answer {self.requests}"), MODEL, usage, _new_id, empty=False)
@@ -120,3 +124,23 @@ def test_provider_calls_log_nothing_at_info(tmp_path: Path) -> None:
     written = log.read_text(encoding="utf-8")
     assert "the log file works" in written
     assert "HTTP Request" not in written
+
+
+def test_a_proxy_from_the_environment_carries_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The provider's host does not resolve: only the proxy (this server) can answer.
+    for name in ("ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+    async def through_proxy() -> tuple[str, list[bytes]]:
+        async with StreamServer(hold_tail=False) as proxy:
+            monkeypatch.setenv("HTTP_PROXY", proxy.url)
+            provider = AnthropicProvider("http://provider.invalid", "test-key")
+            try:
+                answer = (await provider.chat(_ask(1))).text
+            finally:
+                await provider.aclose()
+            return answer, proxy.request_lines
+
+    answer, lines = asyncio.run(through_proxy())
+    assert answer == "answer 1"
+    assert lines == [b"POST http://provider.invalid/v1/messages HTTP/1.1"]
