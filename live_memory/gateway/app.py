@@ -191,7 +191,9 @@ async def _send_json(send: Send, status: int, payload: object) -> None:
 
 
 async def _close_later(provider: object, delay_s: float = 600.0) -> None:
-    await asyncio.sleep(delay_s)
-    close = getattr(provider, "aclose", None)
-    if close is not None:
-        await close()
+    try:
+        await asyncio.sleep(delay_s)
+    finally:  # also when the I/O loop's drain cancels this at shutdown: on uvloop an open
+        close = getattr(provider, "aclose", None)  # pool makes closing the loop fail (EBUSY)
+        if close is not None:
+            await close()
