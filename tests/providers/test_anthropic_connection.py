@@ -1,7 +1,9 @@
 """The Anthropic adapter keeps one HTTP connection across calls: it reads a stream to its end
 after `message_stop` (closing a half-read response closed the connection, so every call paid a
 new one). A server that holds the stream open after `message_stop` costs a short wait and a
-fresh connection per call, never a lost answer.
+fresh connection per call, never a lost answer. A proxy named in the environment carries the
+call (the request is built once per client; `send` still picks the proxy), and the calls write
+no per-request log line.
 
 The server here is a minimal HTTP/1.1 one on loopback, because it must count connections and
 hold a finished stream open, which the shared fake (uvicorn) cannot; its events are the shared
