@@ -7,7 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["sync_and_replace", "write_atomically"]
+__all__ = ["write_atomically"]
 
 
 def write_atomically(
@@ -40,20 +40,6 @@ def write_atomically(
         raise
     if sync_directory:
         _fsync_directory(path.parent)
-
-
-def sync_and_replace(source: Path, target: Path, *, sync_directory: bool = False) -> None:
-    """fsync `source` (a file written with `sync=False`) and rename it over `target`: the
-    rest of `write_atomically`, so that `target` is never a file whose bytes may not be on
-    disk. Raises OSError (FileNotFoundError when `source` is gone)."""
-    fd = os.open(source, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(source, target)
-    if sync_directory:
-        _fsync_directory(target.parent)
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -66,8 +66,9 @@ class EffectRunner(WorkspaceLoader):
     # --- effects --------------------------------------------------------------------------
     def run(self, effects: Sequence[Effect]) -> None:
         """Carry out `effects` in order (and whatever they lead to), each guarded. A
-        snapshot written on the way is settled last: the answers it carried go out as soon
-        as it survives a crash of the server, before its fsync (memory/snapshot_store.py)."""
+        snapshot written on the way is settled in the background once they are done: the
+        answers it carried go out as soon as it survives a crash of the server, and neither
+        they nor the next message wait for its fsync (memory/snapshot_store.py)."""
         queue: deque[Effect] = deque(effects)
         wrote = False
         while queue:
@@ -82,7 +83,7 @@ class EffectRunner(WorkspaceLoader):
                 if isinstance(effect, StartForkEffect):
                     queue.extend(self.state.fork_failed(effect.fork_id, exc))
         if wrote:
-            self._settle()
+            self.store.settle_soon(self.path)
 
     def _carry_out(self, effect: Effect) -> Sequence[Effect]:
         match effect:
@@ -136,14 +137,6 @@ class EffectRunner(WorkspaceLoader):
             logger.error("snapshot of %s not written: %s", self.root, exc)
             return f"{type(exc).__name__}: {exc}"
         return None
-
-    def _settle(self) -> None:
-        try:
-            self.store.settle(self.path)
-        except Exception as exc:  # reported (/health): the state still survives a crash
-            logger.error("snapshot of %s not settled: %s", self.root, exc)
-            self.info.failures += 1
-            self.info.last_error = f"{type(exc).__name__}: {exc}"
 
     def _account(self, account: Account) -> None:
         self.services.spend.record(

@@ -127,6 +127,8 @@ class ServerSide(ServiceBase):
             except Exception:  # closing a client must never block the shutdown
                 logger.exception("closing the provider client failed")
         await asyncio.to_thread(self.system.shutdown)
+        # The last saves' fsyncs (a load would settle what is left, but leave nothing).
+        await asyncio.to_thread(self.store.wait_settled, C.ACTOR_STOP_TIMEOUT_S)
         if self.router is not None:
             from live_memory.ray_backend import disconnect  # noqa: PLC0415
 

@@ -5,16 +5,8 @@ key order, so `page_of_roots` reads a root from the head of a file without parsi
 A file that cannot be trusted (corrupt, another root, unknown format) is moved aside into
 `quarantine/` rather than deleted, so nothing a user had is lost silently.
 
-A save is written in two steps, so that an answer waits only for the first. `save(...,
-settle=False)` replaces an *unsettled* copy beside the snapshot (`<name>.json.pending`,
-renamed into place, not fsynced): once it returns the state survives a crash of the server
-(kill -9), which is what an answer waits for. `settle` then fsyncs that copy and renames it
-over the snapshot, so the snapshot itself is never a file whose bytes may not have reached
-the disk: after a power loss either the settled copy is complete, or the previous snapshot
-is (the unsettled one is then incomplete and is set aside). An unsettled copy, when there is
-one, is always the newest state: `load` settles it first. The fsync cost 3 ms per answer at
-the median, over 10 ms at the 90th percentile on a busy machine, all of it on the answer's
-path before.
+A save is written in two steps, so that an answer waits only for the first: see
+snapshot_settling.py.
 """
 
 from __future__ import annotations
@@ -33,9 +25,11 @@ from typing import Final
 
 import orjson
 
-from live_memory.atomic_file import sync_and_replace, write_atomically
+from live_memory.atomic_file import write_atomically
 from live_memory.config import constants as C
 from live_memory.errors import SnapshotError
+from live_memory.memory.snapshot_settler import SnapshotSettler
+from live_memory.memory.snapshot_settling import Settling
 
 __all__ = ["SnapshotStore"]
 
@@ -46,7 +40,7 @@ _DIGEST_CHARS: Final = 16
 _HEAD = re.compile(rb'^\{"format_version":(\d+),"root":("(?:[^"\\]|\\.)*")')
 
 
-class SnapshotStore:
+class SnapshotStore(Settling):
     """Snapshots of workspace state under one directory. Safe to use from many threads."""
 
     def __init__(
@@ -54,14 +48,14 @@ class SnapshotStore:
         directory: Path,
         *,
         write: Callable[..., None] = write_atomically,
-        settle: Callable[..., None] = sync_and_replace,
+        sync: Callable[[int], None] = os.fsync,
     ) -> None:
         """`write(path, data, sync=False)` replaces a file atomically (a test may pass one
-        that fails the way a full disk does); `settle(source, target, sync_directory=...)`
-        fsyncs `source` and renames it over `target`."""
+        that fails the way a full disk does); `sync(fd)` makes a file's or a directory's
+        content durable (os.fsync)."""
         self.directory = directory
         self._write_file = write
-        self._settle_file = settle
+        self._sync = sync
         self.write_error: str | None = None
         """Why the last snapshot write failed; None once a write succeeds (/health)."""
         self._guard = threading.Lock()
@@ -69,17 +63,13 @@ class SnapshotStore:
         self._locks: weakref.WeakValueDictionary[Path, threading.Lock] = (
             weakref.WeakValueDictionary()
         )
+        self._settler = SnapshotSettler(self.settle)
 
     def path_for(self, root: Path) -> Path:
         """The snapshot file of `root`: a readable slug plus a hash of the full path."""
         slug = re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-.")[:_SLUG_MAX] or "root"
         digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:_DIGEST_CHARS]
         return self.directory / f"{slug}-{digest}{C.SNAPSHOT_SUFFIX}"
-
-    def unsettled_path_for(self, root: Path) -> Path:
-        """Where a save of `root` waits for `settle` (not a `.json` file: never listed)."""
-        path = self.path_for(root)
-        return path.with_name(path.name + C.SNAPSHOT_UNSETTLED_SUFFIX)
 
     def save(self, root: Path, payload: Mapping[str, object], *, settle: bool = True) -> None:
         """Atomically replace the state of `root` with `payload`, durable against a crash
@@ -104,30 +94,7 @@ class SnapshotStore:
             unsettled = self.unsettled_path_for(root)
             self._write(unsettled, data, root)
             if settle:
-                self._settle(path, unsettled, root)
-
-    def settle(self, root: Path) -> None:
-        """Make the last save of `root` durable against a power loss (fsync, then rename it
-        over the snapshot); nothing to do when it is settled already. Raises SnapshotError
-        when it cannot be: the unsettled copy is kept (`load` still prefers it)."""
-        path = self.path_for(root)
-        with self._lock(path):
-            self._settle(path, self.unsettled_path_for(root), root)
-
-    def _settle(self, path: Path, unsettled: Path, root: Path) -> bool:
-        """Settle `unsettled` over `path` (the lock held); False when there was nothing."""
-        # The directory is fsynced only when the snapshot is created: re-syncing it for every
-        # replacement cost ~10 ms per answer here (it forces a journal commit); a replacing
-        # rename reaches the disk with the file system's next commit, so a power loss can
-        # bring back the previous, complete snapshot (docs/SECURITY.md says so).
-        try:
-            self._settle_file(unsettled, path, sync_directory=not path.exists())
-        except FileNotFoundError:
-            return False
-        except OSError as exc:
-            self.write_error = f"snapshot of {root} could not be settled: {exc}"
-            raise SnapshotError(self.write_error) from exc
-        return True
+                self._settle_locked(path, unsettled, root)
 
     def load(self, root: Path) -> dict[str, object] | None:
         """The state last saved for `root`, or None when there is none or it was unusable.
@@ -180,7 +147,7 @@ class SnapshotStore:
             self._quarantine(unsettled, "unsettled", detail)
             return None
         try:
-            self._settle(path, unsettled, root)
+            self._settle_locked(path, unsettled, root)
         except SnapshotError as exc:  # still the newest state: it loads, unsettled
             logger.warning("%s", exc)
         state: dict[str, object] = document["state"]

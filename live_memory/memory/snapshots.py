@@ -35,6 +35,15 @@ class Snapshots(Protocol):
         answers it carried went out); raises SnapshotError when it cannot."""
         ...
 
+    def settle_soon(self, root: Path) -> None:
+        """`settle(root)` in the background (a workspace's next message never waits for
+        it); a failure is logged and reported as `write_error`."""
+        ...
+
+    def wait_settled(self, timeout_s: float) -> bool:
+        """Block until every `settle_soon` so far has run (shutdown); False on timeout."""
+        ...
+
     def load(self, root: Path) -> dict[str, object] | None:
         """`root`'s state, or None (never saved, or set aside as untrustworthy)."""
         ...

@@ -7,6 +7,7 @@ import logging
 import os
 import resource
 import signal
+import stat
 import threading
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,6 @@ from typing import Any
 import orjson
 import pytest
 
-from live_memory.atomic_file import sync_and_replace
 from live_memory.errors import SnapshotError
 from live_memory.memory.snapshot_store import SnapshotStore
 
@@ -95,21 +95,21 @@ def test_failed_write_raises_snapshot_error_and_keeps_the_previous_snapshot(
 def test_the_directory_is_fsynced_when_a_snapshot_is_created_not_on_each_replacement(
     tmp_path: Path,
 ) -> None:
-    synced: list[bool] = []
+    synced: list[str] = []
 
-    def settle(source: Path, target: Path, *, sync_directory: bool = False) -> None:
-        synced.append(sync_directory)
-        sync_and_replace(source, target, sync_directory=sync_directory)
+    def sync(fd: int) -> None:
+        synced.append("directory" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        os.fsync(fd)
 
-    store = SnapshotStore(tmp_path / "new" / "workspaces", settle=settle)  # parents created
+    store = SnapshotStore(tmp_path / "new" / "workspaces", sync=sync)  # parents created
     store.save(ROOT, {"n": 1})
     store.save(ROOT, {"n": 2})
     store.save(OTHER, {"n": 1})
-    assert synced == [True, False, True]
+    assert synced == ["file", "directory", "file", "file", "directory"]
     assert store.load(ROOT) == {"n": 2}
     store.delete(ROOT)
     store.save(ROOT, {"n": 3})  # created again: its directory entry is made durable again
-    assert synced[-1] is True
+    assert synced[-2:] == ["file", "directory"]
 
 
 def test_unwritable_directory_raises_snapshot_error(tmp_path: Path) -> None:
@@ -281,10 +281,10 @@ def test_an_unsettled_copy_a_power_loss_cut_short_is_set_aside_for_the_previous_
 
 
 def test_a_failed_settle_raises_and_the_unsettled_state_still_loads(tmp_path: Path) -> None:
-    def failing(source: Path, target: Path, *, sync_directory: bool = False) -> None:
-        raise OSError(errno.EIO, "Input/output error", str(source))
+    def failing(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
 
-    store = SnapshotStore(tmp_path, settle=failing)
+    store = SnapshotStore(tmp_path, sync=failing)
     store.save(ROOT, {"n": 1}, settle=False)
     with pytest.raises(SnapshotError, match="could not be settled"):
         store.settle(ROOT)
@@ -292,3 +292,29 @@ def test_a_failed_settle_raises_and_the_unsettled_state_still_loads(tmp_path: Pa
     assert store.load(ROOT) == {"n": 1}
     store.delete(ROOT)  # both copies
     assert list(tmp_path.iterdir()) == [] and not store.exists(ROOT)
+
+
+def test_a_save_during_a_settle_waits_for_no_fsync_and_is_settled_by_its_own(
+    tmp_path: Path,
+) -> None:
+    syncing = threading.Event()
+    release = threading.Event()
+
+    def slow(fd: int) -> None:
+        if not stat.S_ISDIR(os.fstat(fd).st_mode) and not release.is_set():
+            syncing.set()
+            assert release.wait(10)
+        os.fsync(fd)
+
+    store = SnapshotStore(tmp_path, sync=slow)
+    store.save(ROOT, {"n": 1}, settle=False)
+    settling = threading.Thread(target=store.settle, args=(ROOT,))
+    settling.start()
+    assert syncing.wait(10)
+    store.save(ROOT, {"n": 2}, settle=False)  # not held up by the fsync under way
+    release.set()
+    settling.join(10)
+    # The copy it synced was replaced meanwhile: it renamed nothing it had not synced.
+    assert not store.path_for(ROOT).exists()
+    store.settle(ROOT)
+    assert orjson.loads(store.path_for(ROOT).read_bytes())["state"] == {"n": 2}
