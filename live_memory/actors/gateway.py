@@ -112,6 +112,13 @@ class GatewayActor(Actor):
                     ref.tell(message)
             case ListWorkspaces():
                 message.reply.set_result(sorted(self.active))
+                if message.cap is not None:
+                    message.cap.set_result(
+                        {
+                            "workspaces_active_max": self._cap(),
+                            "workspaces_admitted_over_cap": self.active.admitted_over_cap,
+                        }
+                    )
             case Drain():
                 self._drain(message)
             case _:

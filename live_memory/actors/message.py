@@ -87,6 +87,8 @@ class Passivated:
 @dataclass(frozen=True, slots=True)
 class ListWorkspaces:
     reply: Promise[list[str]]
+    cap: Promise[dict[str, int]] | None = None
+    """The local gateway's cap on active workspaces and its admissions over it (/health)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,15 +32,17 @@ class ServerSide(ServiceBase):
 
     async def health(self) -> dict[str, object]:
         reply: Future[list[str]] = Future()
-        self.gateway.tell(ListWorkspaces(reply))
+        cap: Future[dict[str, int]] | None = Future() if self.router is None else None
+        self.gateway.tell(ListWorkspaces(reply, cap))  # the Ray router has no cap to tell
         active = await wait_reply(reply, self.reply_timeout_s)
+        capped = await wait_reply(cap, self.reply_timeout_s) if cap is not None else {}
         numbers = await self.blocking.run(self._health_numbers)
         endpoint = self.services.endpoint_report() if self.settings.provider else None
         return health_document(
             self.settings,
             uptime_s=time.time() - self.started_at,
             active=len(active),
-            numbers=numbers,
+            numbers={**capped, **numbers},
             endpoint=endpoint,
             watcher=await self.watcher_status(),
             snapshot_error=self.store.write_error,
