@@ -35,8 +35,13 @@ typecheck: install
 # processes (servers, CLI commands, hooks), and without bytecode each one compiles live_memory
 # (and pytest each worker's assertion-rewritten modules) from source again. tests/cli and
 # tests/plugin: 49.3 -> 42.2 s of CPU. The .pyc files go to __pycache__ (git-ignored).
+# Three workers on two cores: the workers were idle about a third of the time (a full run used
+# 447-486 s of CPU; the quiet 2-core run took 340 s of wall, 680 core-seconds), waiting on
+# what they started: the README walkthrough alone waits ~100 s on pip and the Claude Code CLI
+# (146 s of wall, 38 s of CPU), besides server start-ups, retry back-offs and quiet periods.
+# A third worker runs tests in that time.
 unit: install
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n 2 --dist loadgroup
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n 3 --dist loadgroup
 
 test: lint typecheck unit
 

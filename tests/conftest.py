@@ -1,4 +1,4 @@
-"""Suite-wide collection order: long modules first, so `pytest -n 2` ends on short tests.
+"""Suite-wide collection order: long modules first, so `pytest -n 3` ends on short tests.
 
 xdist's `--dist loadgroup` hands tests out one at a time in collection order (a group, such as
 tests/ray, as one unit, first). In plain path order the two hypothesis state machines
