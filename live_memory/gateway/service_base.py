@@ -115,9 +115,12 @@ class ServiceBase:
         self._asking: set[Future[Answer]] = set()
         """Reply slots of questions in flight (the SIGTERM drain waits on them)."""
         self.jobs = JobRunner()
-        self._handles: dict[str, weakref.ref[ActorRef[Any]]] = {}
-        """cwd -> weak workspace actor handle (written from actor threads: single dict ops).
-        Weak, so a passivated actor's mailbox is freed with it instead of living on here."""
+        self._handles: weakref.WeakValueDictionary[str, ActorRef[Any]] = (
+            weakref.WeakValueDictionary()
+        )
+        """cwd -> weak workspace actor handle (written from the gateway's thread: single dict
+        ops). Weak, so a passivated actor's mailbox is freed with it instead of living on here;
+        one shared callback drops a dead entry (a closure per cwd cost ~320 B an active one)."""
         self._batch = NotifyBatch()
         """Held workspaces' notifications not yet told (gateway/notify_batch; loop only)."""
         self._batch_timer: asyncio.TimerHandle | None = None
@@ -155,14 +158,13 @@ class ServiceBase:
     def _tell_held(self, cwd: str, message: Any) -> bool:
         """Tell the workspace for `cwd` on the handle this edge remembers; False when there
         is none (never seen, passivated, restarted, or the Ray backend, which hands none)."""
-        weak = self._handles.get(cwd)
-        ref = weak() if weak is not None else None
+        ref = self._handles.get(cwd)
         if ref is None:
             return False
         try:
             ref.tell(message)
         except ActorDeadError:  # passivated or restarted: the gateway resolves it again
-            self._forget(cwd, weak)
+            self._forget(cwd, ref)
             return False
         return True
 
@@ -170,8 +172,7 @@ class ServiceBase:
         """Gather a notification for a workspace this edge holds a live handle for, to be
         told with the others within NOTIFY_BATCH_DELAY_S; False when it holds none. On the
         event loop only."""
-        weak = self._handles.get(cwd)
-        ref = weak() if weak is not None else None
+        ref = self._handles.get(cwd)
         if ref is None or not ref.is_alive():
             return False
         if self._batch.add(cwd, events):
@@ -200,10 +201,10 @@ class ServiceBase:
         if handle.cancelled() or handle.exception() is not None:
             return
         if len(self._handles) >= C.EDGE_HANDLE_CACHE_SIZE:
-            self._handles.pop(next(iter(self._handles)), None)
-        self._handles[cwd] = weakref.ref(handle.result(), lambda dead: self._forget(cwd, dead))
+            self._handles.pop(next(iter(self._handles.keys()), ""), None)
+        self._handles[cwd] = handle.result()
 
-    def _forget(self, cwd: str, weak: weakref.ref[ActorRef[Any]] | None) -> None:
-        """Drop `cwd`'s entry if it is still `weak` (a newer handle may have replaced it)."""
-        if weak is not None and self._handles.get(cwd) is weak:
+    def _forget(self, cwd: str, ref: ActorRef[Any]) -> None:
+        """Drop `cwd`'s entry if it is still `ref` (a newer handle may have replaced it)."""
+        if self._handles.get(cwd) is ref:
             self._handles.pop(cwd, None)
