@@ -1,5 +1,6 @@
 """The I/O loop: uvloop's loop in its own thread, where coroutines from other threads run and
-are cancelled through their futures, and which cancels what is left when it stops."""
+are cancelled through their futures, and which cancels what is left when it stops, and stops
+even with a connection left open."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from concurrent.futures import CancelledError
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx2
 import pytest
 import uvloop
 
@@ -61,3 +64,42 @@ def test_stop_cancels_what_is_still_running() -> None:
     assert io.loop.is_closed()
     with pytest.raises(CancelledError):
         future.result(timeout=10)
+
+
+class _Ok(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: the client pools the connection
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("content-length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.filterwarnings(
+    "ignore::ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning"
+)
+def test_stop_returns_with_an_http_connection_left_open() -> None:
+    # An HTTP client nobody closed keeps its idle pooled connection; uvloop may then refuse
+    # to close the loop (EBUSY). Stopping still returns, and a second stop does nothing.
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    io = IoLoop()
+    clients: list[httpx2.AsyncClient] = []
+
+    async def get() -> int:
+        clients.append(httpx2.AsyncClient())
+        response = await clients[0].get(f"http://127.0.0.1:{server.server_address[1]}/")
+        return response.status_code
+
+    try:
+        assert io.submit(get()).result(timeout=10) == 200
+        io.stop()
+        assert not io.loop.is_running()
+        io.stop()
+    finally:
+        server.shutdown()
+        server.server_close()
