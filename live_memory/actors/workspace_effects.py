@@ -22,7 +22,7 @@ from live_memory.actors.rereader import start_rereads
 from live_memory.actors.runtime import ActorInfo, ActorRef, ActorSystem
 from live_memory.actors.symbol_shell import core_map_of, index_covers, retrievers_of
 from live_memory.actors.workspace_loading import WorkspaceLoader
-from live_memory.agent import QuestionJob, QuestionProgress, fact_retrievers
+from live_memory.agent import QuestionJob, QuestionProgress, fact_retrievers, retrieve_all
 from live_memory.prompt_cache import CacheDecision
 from live_memory.workspace import (
     Account,
@@ -149,6 +149,10 @@ class EffectRunner(WorkspaceLoader):
     def fork_job(self, spec: StartForkEffect) -> QuestionJob:
         """What the fork of `spec` runs: its window copy, the cache decision, retrievers."""
         cache = self.cache_decision = background.decide_cache(self.services, spec.window)
+        retrievers = (*retrievers_of(self.symbols), *fact_retrievers(self.services, spec.window))
+        # Asked here, on this worker, while the window copy is still ours to read: on the I/O
+        # loop they would go to a worker thread and back (store queries must not block it).
+        retrieved = retrieve_all(retrievers, spec.question, spec.window) if retrievers else None
         return QuestionJob(
             question=spec.question,
             window=spec.window,
@@ -159,10 +163,8 @@ class EffectRunner(WorkspaceLoader):
             gate=self.state.gate,
             cache_ttl=cache.ttl,
             cache_min_tokens=cache.min_breakpoint_tokens,
-            retrievers=(
-                *retrievers_of(self.symbols),
-                *fact_retrievers(self.services, spec.window),
-            ),
+            retrievers=retrievers,
+            retrieved=retrieved,
             core_map=core_map_of(self.symbols),
             progress=self.boards.get(spec.slot),
             index_grounded=index_covers(

@@ -21,7 +21,13 @@ from live_memory.memory import DistillGate, Hints, Window, render_trailing_turn
 from live_memory.providers import CacheTtl, Usage
 from live_memory.tools import Toolbox
 
-__all__ = ["QuestionJob", "QuestionOutcome", "answer_question", "clamp_answer_tokens"]
+__all__ = [
+    "QuestionJob",
+    "QuestionOutcome",
+    "answer_question",
+    "clamp_answer_tokens",
+    "retrieve_for_job",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +53,10 @@ class QuestionJob:
     """A cache breakpoint only where the prompt through it reaches this size."""
     retrievers: tuple[Retriever, ...] = ()
     """Asked once before the first model call; their lines become the retrieval delta."""
+    retrieved: Retrieval | None = None
+    """What `retrievers` answered already, on `window` as it is given (the workspace asks
+    them before it starts the job: a hand-off to a worker thread and back, about 1 ms a
+    question, saved); asked again when a compaction changed the window."""
     core_map: CoreMap | None = None
     """Rendered after the directory tree when a compaction rebuilds the stable prefix."""
     index_grounded: bool = False
@@ -93,7 +103,7 @@ async def answer_question(
     compacted = await compact_window(
         window, services, gate=job.gate, report=report, core_map=job.core_map
     )
-    retrieval = await _retrieve(job, window)
+    retrieval = await retrieve_for_job(job, window, job.retrieved if not compacted else None)
     remaining = max(job.soft_deadline - started, 0.0)
     turn = render_trailing_turn(
         job.question, Hints(remaining, job.max_answer_tokens, job.recently_modified)
@@ -132,7 +142,7 @@ async def answer_question(
             )
             or compacted
         )
-        retrieval = await _retrieve(job, window)  # the forced freeze dropped the delta
+        retrieval = await retrieve_for_job(job, window)  # the forced freeze dropped the delta
         result = await attempt()
 
     if result.forced_tool_ignored:  # remembered: the next question grounds without forcing
@@ -175,10 +185,16 @@ async def answer_question(
     )
 
 
-async def _retrieve(job: QuestionJob, window: Window) -> Retrieval:
-    """Ask the retrievers (in a worker thread: store queries) and append their delta."""
-    if not job.retrievers:
+async def retrieve_for_job(
+    job: QuestionJob, window: Window, retrieved: Retrieval | None = None
+) -> Retrieval:
+    """Append `retrieved`'s delta, or ask the retrievers (in a worker thread: store
+    queries) and append theirs."""
+    if retrieved is not None:
+        retrieval = retrieved
+    elif not job.retrievers:
         return Retrieval()
-    retrieval = await asyncio.to_thread(retrieve_all, job.retrievers, job.question, window)
+    else:
+        retrieval = await asyncio.to_thread(retrieve_all, job.retrievers, job.question, window)
     append_retrieval(window, retrieval)
     return retrieval

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
-from live_memory.agent import RetrievalPart, append_retrieval, retrieve_all
+from live_memory.agent import QuestionJob, RetrievalPart, append_retrieval, retrieve_all
+from live_memory.agent.question import retrieve_for_job
 from live_memory.config import constants as C
 from live_memory.memory import Window
 
@@ -83,3 +85,33 @@ def test_empty_retrieval_appends_nothing_and_the_cap_holds() -> None:
         C.RETRIEVAL_DELTA_MAX_CHARS
     )
     assert not retrieval.grounds
+
+
+class Counting(Lines):
+    def __init__(self, heading: str, lines: list[str]) -> None:
+        super().__init__(heading, lines)
+        self.asked = 0
+
+    def retrieve(self, question: str, seen: Callable[[str], bool]) -> RetrievalPart | None:
+        self.asked += 1
+        return super().retrieve(question, seen)
+
+
+def test_a_fork_appends_what_the_workspace_retrieved_and_asks_again_only_without_it() -> None:
+    """The workspace asks the retrievers before it starts the fork (no hand-off to a worker
+    thread and back on the I/O loop); the fork asks them itself only when it has no answer
+    for its window as it is (a compaction changed it, the prompt-too-long retry)."""
+    counting = Counting("Facts", ["Beta caches results"])
+    window = Window(root="/r")
+    window.freeze()
+    job = QuestionJob("where is Beta?", window, (), 99.0, 500, "k", retrievers=(counting,))
+    early = retrieve_all(job.retrievers, job.question, window)
+    assert counting.asked == 1
+    assert asyncio.run(retrieve_for_job(job, window, early)) is early
+    assert counting.asked == 1  # not asked again
+    assert [t.kind for t in window.history] == ["retrieval"]
+    again = Window(root="/r")
+    again.freeze()
+    retrieval = asyncio.run(retrieve_for_job(job, again, None))
+    assert counting.asked == 2 and retrieval.lines == 1
+    assert "Beta caches results" in again.history[-1].text
