@@ -126,6 +126,8 @@ _SEGMENT = re.compile(r"[_-]")
 _KEY_HINTS = ("pass", "secret", "token", "key", "credential")
 _ENV_HINTS = ("TOKEN", "SECRET", "PASS", "PWD", "KEY", "AUTH", "CREDENTIAL")
 _BEARER_HINTS = ("bearer", "token ", "basic ")
+# Every hint above, case-insensitively: a line without one has no assignment to redact.
+_ANY_HINT = re.compile(r"://|bearer|token|basic |pass|secret|key|credential|pwd|auth", re.I)
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _DOTTED_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PLAIN_PUNCTUATION = frozenset("_-./:")
@@ -160,7 +162,7 @@ def redact_lines(lines: Sequence[str]) -> list[str]:
     if "PRIVATE KEY" in joined or joined.count("\n") != max(len(lines) - 1, 0):
         return [redact_secrets(line)[0] for line in lines]  # a BEGIN line and the next
     masked = _redact_tokens(joined)[0].split("\n") if lines else []
-    return [_redact_assignments(line)[0] for line in masked]
+    return [_redact_assignments(line)[0] if _ANY_HINT.search(line) else line for line in masked]
 
 
 def _redact_tokens(text: str) -> tuple[str, int]:

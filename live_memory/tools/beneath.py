@@ -17,10 +17,11 @@ import errno
 import functools
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["OpenedPath", "inside_root", "open_beneath"]
+__all__ = ["OpenedPath", "inside_root", "open_beneath", "open_each_beneath"]
 
 _MAX_LINKS = 40  # as the kernel's own limit: a loop is refused, not followed forever
 _O_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC  # never block on a FIFO
@@ -96,19 +97,44 @@ def open_beneath(real_root: str, rel: str, *, directory: bool = False) -> Opened
     flags = _O_READ | (_O_DIRECTORY if directory else 0)
     root_fd = os.open(real_root, _O_READ | _O_DIRECTORY)
     try:
-        fd = None
-        with contextlib.suppress(OSError):
-            fd = _SYSCALL.openat2(root_fd, rel or ".", flags)
-            if fd is not None:
-                where = _where(fd, real_root)
-                if where is not None:
-                    return OpenedPath(fd, where)
-                os.close(fd)  # cannot tell where it leads (no /proc): the walk can
-        # No openat2, or it refused (EXDEV: an absolute link, maybe pointing inside; or a
-        # real escape): the walk decides, and raises with the precise reason.
-        return _walk(root_fd, real_root, rel, flags)
+        return _open_at(root_fd, real_root, rel, flags)
     finally:
         os.close(root_fd)
+
+
+def open_each_beneath(real_root: str, rels: Sequence[str]) -> list[OpenedPath | None]:
+    """`open_beneath` of each of `rels` (None where it raised OSError), one root descriptor
+    for all: a search opens the files it shows. The caller closes the descriptors."""
+    opened: list[OpenedPath | None] = []
+    root_fd = os.open(real_root, _O_READ | _O_DIRECTORY)
+    try:
+        for rel in rels:
+            try:
+                opened.append(_open_at(root_fd, real_root, rel, _O_READ))
+            except OSError:
+                opened.append(None)
+    except BaseException:
+        for each in opened:
+            if each is not None:
+                os.close(each.fd)
+        raise
+    finally:
+        os.close(root_fd)
+    return opened
+
+
+def _open_at(root_fd: int, real_root: str, rel: str, flags: int) -> OpenedPath:
+    fd = None
+    with contextlib.suppress(OSError):
+        fd = _SYSCALL.openat2(root_fd, rel or ".", flags)
+        if fd is not None:
+            where = _where(fd, real_root)
+            if where is not None:
+                return OpenedPath(fd, where)
+            os.close(fd)  # cannot tell where it leads (no /proc): the walk can
+    # No openat2, or it refused (EXDEV: an absolute link, maybe pointing inside; or a
+    # real escape): the walk decides, and raises with the precise reason.
+    return _walk(root_fd, real_root, rel, flags)
 
 
 def inside_root(real_root: str, rels: list[str], limit: int) -> list[str]:

@@ -1,12 +1,11 @@
 """The Grep tool: resolve what to search, let the engine (`ripgrep.py`, or `grep_fallback.py`
 without rg) search it, check what it found: hits pass the scope (secrets, git internals, the
-monitoring scope); content mode opens the files shown through the jail (no byte from outside
-the root, whatever a race made the walk see), the engine numbers their lines, which are read
-from the same descriptors, redacted in one call, withheld whole inside a PEM private key."""
+monitoring scope); content mode reads the lines shown from files opened through the jail (no
+byte from outside the root, whatever a race made the walk see), redacts them in one call and
+withholds them whole inside a PEM private key."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import time
@@ -16,17 +15,16 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple, cast
 
 from live_memory.config import constants as C
-from live_memory.errors import LiveMemoryError
 from live_memory.hygiene import redact_lines
 from live_memory.path_glob import PathGlob, compile_glob
 from live_memory.tools.arguments import BadToolArguments, ToolArgs
 from live_memory.tools.beneath import inside_root
-from live_memory.tools.jail import check_regular, open_in_root
+from live_memory.tools.jail import check_regular, open_files_in_root, open_in_root
 from live_memory.tools.outcome import ToolOutcome
 from live_memory.tools.scope import Scope
 from live_memory.tools.text import decode_text
 
-__all__ = ["OUT_OF_TIME", "GrepEngine", "GrepMode", "GrepQuery", "GrepTarget", "run_grep"]
+__all__ = ["OUT_OF_TIME", "GrepEngine", "GrepMode", "GrepQuery", "GrepTarget", "Hits", "run_grep"]
 
 GrepMode = Literal["files_with_matches", "content", "count"]
 _MODES: tuple[GrepMode, ...] = ("files_with_matches", "content", "count")
@@ -64,11 +62,15 @@ class GrepTarget:
         return [p for p in paths if (match(p[cut:]) is None) == self.exclude]
 
 
+# matching lines per workspace-relative file (files mode: 1; content: <= per_file_cap), and in
+# content mode their numbers when the walk has them (None: `numbers` numbers the files shown)
+Hits = tuple[dict[str, int], dict[str, list[int]] | None]
+
+
 class GrepEngine(NamedTuple):  # each raises BadToolArguments (bad regex) or TimeoutError
-    # matching lines per workspace-relative file (files mode: 1; content: <= per_file_cap)
-    search: Callable[[Scope, GrepQuery, GrepTarget, float], dict[str, int]]
+    search: Callable[[Scope, GrepQuery, GrepTarget, float], Hits]
     # content mode, {file: its descriptor the jail opened} -> its first matches' numbers
-    numbers: Callable[[Scope, GrepQuery, dict[str, int], float], dict[str, list[int]]]
+    numbers: Callable[[Scope, GrepQuery, dict[str, int], float], Hits]
 
 
 def run_grep(scope: Scope, args: ToolArgs, *, engine: GrepEngine) -> ToolOutcome:
@@ -84,7 +86,7 @@ def run_grep(scope: Scope, args: ToolArgs, *, engine: GrepEngine) -> ToolOutcome
     # One line past the limit per file tells "exactly `limit`" apart from "capped".
     query = GrepQuery(pattern, ignore_case, mode, per_file_cap=limit + 1)
     deadline = time.monotonic() + C.TOOL_SUBPROCESS_TIMEOUT_S
-    found = engine.search(scope, query, target, deadline)
+    found, numbered = engine.search(scope, query, target, deadline)
     for rel in scope.invisible_paths(found):
         del found[rel]
     if not found:
@@ -93,7 +95,7 @@ def run_grep(scope: Scope, args: ToolArgs, *, engine: GrepEngine) -> ToolOutcome
     total, complete, header, summary = len(found), True, "", ""
     matched = sum(found.values())
     if mode == "content":
-        rows = _rows(scope, engine, query, found, deadline)
+        rows = _rows(scope, engine, query, (found, numbered), deadline)
         texts, most = redact_lines([t for _, _, t in rows]), C.GREP_MAX_LINE_CHARS
         cut = [t[:most] + "… [line cut]" * (len(t) > most) for t in texts]  # never half a secret
         lines = [f"{r}:{n}:{t}" for (r, n, _), t in zip(rows, cut, strict=True)]
@@ -135,22 +137,20 @@ def _target(scope: Scope, path: str | None, glob: str | None) -> tuple[GrepTarge
 
 
 def _rows(
-    scope: Scope, engine: GrepEngine, query: GrepQuery, found: dict[str, int], deadline: float
+    scope: Scope, engine: GrepEngine, query: GrepQuery, hits: Hits, deadline: float
 ) -> list[tuple[str, int, str]]:
     """The first `limit` matching lines, files in path order: the counts say which files hold
     them (one batch, usually); a file refused or changed since makes room for the next."""
-    rows: list[tuple[str, int, str]] = []
-    files, start, limit = sorted(found), 0, query.per_file_cap - 1
+    (found, numbered), start, limit = hits, 0, query.per_file_cap - 1
+    rows, files = list[tuple[str, int, str]](), sorted(found)
     while start < len(files) and len(rows) < limit:
-        opened: dict[str, int] = {}
-        try:
-            need = limit - len(rows)
-            while start < len(files) and need > 0 and len(opened) < C.GREP_OPEN_FILES_MAX:
-                rel, start, need = files[start], start + 1, need - found[files[start]]
-                with contextlib.suppress(LiveMemoryError, OSError):  # gone or swapped
-                    fd = open_in_root(scope.root, rel, secret_patterns=scope.secret_patterns).fd
-                    opened[rel] = check_regular(fd, rel)
-            numbers = engine.numbers(scope, query, opened, deadline) if opened else {}
+        chosen, need = list[str](), limit - len(rows)
+        while start < len(files) and need > 0 and len(chosen) < C.GREP_OPEN_FILES_MAX:
+            chosen.append(files[start])
+            start, need = start + 1, need - found[files[start]]
+        opened = open_files_in_root(scope.root, chosen, secret_patterns=scope.secret_patterns)
+        try:  # (a file gone or swapped since the walk is not opened)
+            numbers = numbered or engine.numbers(scope, query, opened, deadline)[1] or {}
             for rel, fd in opened.items():  # in path order
                 rows += _read_lines(rel, fd, numbers.get(rel, [])[: limit - len(rows)])
         finally:

@@ -15,7 +15,7 @@ from multiprocessing.connection import Connection
 from live_memory.config.constants import BINARY_SNIFF_BYTES, GREP_MAX_FILE_BYTES
 from live_memory.errors import LiveMemoryError
 from live_memory.tools.arguments import BadToolArguments
-from live_memory.tools.grep import OUT_OF_TIME, GrepQuery, GrepTarget
+from live_memory.tools.grep import OUT_OF_TIME, GrepQuery, GrepTarget, Hits
 from live_memory.tools.scope import Scope
 from live_memory.tools.text import decode_text, split_lines
 from live_memory.tools.workspace_read import ListedFileReader
@@ -23,21 +23,20 @@ from live_memory.tools.workspace_read import ListedFileReader
 __all__ = ["python_numbers", "python_search"]
 
 
-def python_search(
-    scope: Scope, query: GrepQuery, target: GrepTarget, deadline: float
-) -> dict[str, int]:
+def python_search(scope: Scope, query: GrepQuery, target: GrepTarget, deadline: float) -> Hits:
     try:
         re.compile(query.pattern)
     except re.error as exc:
         raise BadToolArguments(f"Grep: invalid regex {query.pattern!r}: {exc}") from None
     files = [target.rel] if target.is_file else target.selected(scope.files_under(target.rel))
-    found = python_numbers(scope, query, files, deadline, links=target.is_file) if files else {}
-    return {rel: 1 if query.mode == "files_with_matches" else len(n) for rel, n in found.items()}
+    return (
+        python_numbers(scope, query, files, deadline, links=target.is_file) if files else ({}, None)
+    )
 
 
 def python_numbers(
     scope: Scope, query: GrepQuery, files: Collection[str], deadline: float, *, links: bool = True
-) -> dict[str, list[int]]:
+) -> Hits:
     """Matching line numbers per file, read again by path (descriptors do not cross)."""
     context = multiprocessing.get_context("forkserver")
     # Forked from a server that has imported this module: a child only unpickles its request
@@ -51,8 +50,8 @@ def python_numbers(
     try:
         if not receiver.poll(max(deadline - time.monotonic(), 0.0)):
             raise TimeoutError(OUT_OF_TIME)
-        found: dict[str, list[int]] = receiver.recv()
-        return found
+        hits: Hits = receiver.recv()
+        return hits
     except EOFError:  # the child died without answering
         raise LiveMemoryError("Grep: the search process failed") from None
     finally:
@@ -84,4 +83,5 @@ def _child(
         numbers = [n for n, line in enumerate(split_lines(text), 1) if line_regex.search(line)]
         if numbers:
             found[rel] = numbers[: query.per_file_cap] if query.mode == "content" else numbers
-    sender.send(found)  # (the pipe closes as the child exits)
+    counts = {rel: 1 if query.mode == "files_with_matches" else len(n) for rel, n in found.items()}
+    sender.send((counts, found if query.mode == "content" else None))  # (closes as it exits)

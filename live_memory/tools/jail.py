@@ -27,7 +27,7 @@ from live_memory.config.constants import (
 )
 from live_memory.errors import LiveMemoryError, PathOutsideWorkspace
 from live_memory.hygiene import is_secret_path
-from live_memory.tools.beneath import OpenedPath, open_beneath
+from live_memory.tools.beneath import OpenedPath, open_beneath, open_each_beneath
 from live_memory.tools.git_dir import git_internal, pointed_git_dirs
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "UnreadableReason",
     "check_regular",
     "git_internal",
+    "open_files_in_root",
     "open_in_root",
     "pointed_git_dirs",
     "relative_to_root",
@@ -167,6 +168,32 @@ def open_in_root(
         os.close(opened.fd)
         raise _refusal(given or real, git=git_internal(real_root, real))
     return opened
+
+
+def open_files_in_root(
+    root: Path, rels: Sequence[str], *, secret_patterns: Sequence[str]
+) -> dict[str, int]:
+    """The regular files of the workspace-relative `rels` that `open_in_root` would open (and
+    `check_regular` keep), each by its descriptor (the caller closes them); the others are
+    left out. One root descriptor and one look at the root's `.git` serve them all."""
+    real_root = os.path.realpath(root)
+    git_dirs = pointed_git_dirs(real_root)
+
+    def refused(rel: str) -> bool:
+        return git_internal(real_root, rel, git_dirs) or is_secret_path(rel, secret_patterns)
+
+    named = [rel for rel in rels if "\0" not in rel and not refused(os.path.normpath(rel))]
+    kept: dict[str, int] = {}
+    for rel, opened in zip(named, open_each_beneath(real_root, named), strict=True):
+        if opened is None:
+            continue
+        if (opened.rel != rel and refused(opened.rel)) or not stat.S_ISREG(
+            os.fstat(opened.fd).st_mode
+        ):
+            os.close(opened.fd)
+        else:
+            kept[rel] = opened.fd
+    return kept
 
 
 def _refusal(shown: str, *, git: bool) -> UnreadableFile:

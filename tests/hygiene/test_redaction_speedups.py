@@ -82,6 +82,10 @@ PIECES = [
     "12345678:AA",
     "ABCDEFGHIJKLMNOP",
     "settings.SECRET_KEY",
+    "DB_PWD",
+    "X_AUTH",
+    "\u212aEY",  # the Kelvin sign: lower-cases to `k` (the line's hint test must see it)
+    "pa\u017f\u017f",  # long s, likewise `s`
     "${DB}",
     "str",
     "x",

@@ -201,35 +201,56 @@ def test_the_python_fallback_runs_a_catastrophic_regex_without_freezing_the_serv
     assert not os.path.exists(root / "core")
 
 
-@pytest.mark.parametrize("mode", ["files_with_matches", "count", "content"])
-def test_every_search_walks_once_and_content_numbers_only_the_files_shown(
-    repo: Path, tmp_path: Path, mode: str
-) -> None:
-    """One rg walk per search (`-l` or `-c`). Content mode then runs rg once more, on the
-    files shown only, named by their jailed descriptors. This replaced one `-n` walk per
-    search: on 20k generated files `-n` cost rg ~25 % more CPU than `-c` and printed 10 MB
-    of records that Python cut per file, to show 2,000 lines at most."""
+def _wrapped_rg(tmp_path: Path, after: str = "") -> tuple[Path, Path]:
+    """An rg that logs its arguments to `calls` (then runs `after`, if given)."""
     rg = find_ripgrep()
     assert rg is not None
-    calls = tmp_path / "calls"
-    wrapper = tmp_path / "rg"
-    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {rg} "$@"\n', encoding="utf-8")
+    calls, wrapper = tmp_path / "calls", tmp_path / "rg"
+    run = f'{rg} "$@"\nstatus=$?\n{after}\nexit $status\n' if after else f'exec {rg} "$@"\n'
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {calls}\n{run}', encoding="utf-8")
     wrapper.chmod(0o755)
+    return calls, wrapper
+
+
+@pytest.mark.parametrize("mode", ["files_with_matches", "count", "content"])
+def test_every_search_walks_once_and_content_numbers_in_that_walk(
+    repo: Path, tmp_path: Path, mode: str
+) -> None:
+    """One rg walk per search: `-l`, `-c`, or in content mode `-n` (no second run: on a small
+    tree its spawn cost as much as a third of the walk)."""
+    calls, wrapper = _wrapped_rg(tmp_path)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("live_memory.tools.toolbox.find_ripgrep", lambda: str(wrapper))
-        toolbox = Toolbox(repo)
-        found = toolbox.run("Grep", {"pattern": "TODO", "output_mode": mode, "glob": "*.md"})
+        found = Toolbox(repo).run("Grep", {"pattern": "TODO", "output_mode": mode, "glob": "*.md"})
     expected = {
         "files_with_matches": "Found 1 file\ndocs/a.md",
         "count": "docs/a.md:1\n[1 matching lines in 1 files]",
         "content": "docs/a.md:1:TODO docs",
     }
     assert found.text == expected[mode]
-    walk, *numbering = calls.read_text(encoding="utf-8").splitlines()
+    (walk,) = calls.read_text(encoding="utf-8").splitlines()
     assert "/proc/self/fd/" not in walk
-    assert len(numbering) == (mode == "content")
-    for call in numbering:  # `-- TODO /proc/self/fd/N`: the one file shown
-        assert re.fullmatch(r"-- TODO /proc/self/fd/\d+", call[call.index(" -- ") + 1 :])
+    flags = {"files_with_matches": {"-l"}, "count": {"-c"}, "content": {"-n"}}[mode]
+    assert set(walk.split(" -- ")[0].split()) & {"-l", "-c", "-n"} == flags
+
+
+def test_a_numbering_walk_past_its_output_cap_counts_and_numbers_only_the_files_shown(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past GREP_NUMBERED_WALK_MAX_BYTES of `-n` output (20k generated files print 17 MB) the
+    walk is stopped; a `-c` walk counts, and rg numbers the files shown, named by their jailed
+    descriptors. Both ways give the same answer."""
+    arguments = {"pattern": "TODO", "output_mode": "content", "-i": True}
+    one_walk = Toolbox(repo).run("Grep", arguments).text
+    calls, wrapper = _wrapped_rg(tmp_path)
+    monkeypatch.setattr("live_memory.config.constants.GREP_NUMBERED_WALK_MAX_BYTES", 1)
+    monkeypatch.setattr("live_memory.tools.toolbox.find_ripgrep", lambda: str(wrapper))
+    assert Toolbox(repo).run("Grep", arguments).text == one_walk
+    numbered, counted, shown = calls.read_text(encoding="utf-8").splitlines()
+    assert "-n" in numbered.split(" -- ")[0].split()
+    assert counted.split()[0] == "-c"  # (which wins over `-n`)
+    assert "/proc/self/fd/" not in numbered + counted
+    assert len(re.findall(r" /proc/self/fd/\d+", shown)) == len(_paths(one_walk)) == 6
 
 
 def test_names_that_look_like_rg_records_or_separators_are_parsed_as_names(
@@ -247,28 +268,65 @@ def test_names_that_look_like_rg_records_or_separators_are_parsed_as_names(
         assert text.removeprefix(expected) in ("", "\n[8 matching lines in 4 files]")
 
 
+@pytest.mark.parametrize("cap", [None, 1])
 def test_the_files_shown_are_numbered_in_batches_and_one_gone_since_the_walk_makes_room(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap: int | None
 ) -> None:
-    """More files shown than GREP_OPEN_FILES_MAX: numbered in batches (one rg run each, at
-    most that many descriptors), in path order; a file removed between the walk and the
-    numbering is skipped and the next file fills its place, while the walk's count stays."""
+    """More files shown than GREP_OPEN_FILES_MAX: opened (and, after a `-c` walk, numbered)
+    in batches (one rg run each, at most that many descriptors), in path order; a file removed
+    since the walk is skipped and the next file fills its place, while the walk's count stays."""
     count = GREP_OPEN_FILES_MAX + 10
     names = [f"f{n:04d}.txt" for n in range(count)]
     root = write_tree(tmp_path / "many", {name: f"x\nTODO {name}\n" for name in names})
-    rg = find_ripgrep()
-    assert rg is not None
-    calls, wrapper = tmp_path / "calls", tmp_path / "rg"
-    script = f'#!/bin/sh\necho "$@" >> {calls}\n{rg} "$@"\nstatus=$?\nrm -f {root}/f0000.txt\n'
-    wrapper.write_text(script + "exit $status\n", encoding="utf-8")
-    wrapper.chmod(0o755)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("live_memory.tools.toolbox.find_ripgrep", lambda: str(wrapper))
-        arguments = {"pattern": "TODO", "output_mode": "content", "head_limit": count - 1}
-        text = Toolbox(root).run("Grep", arguments).text
+    calls, wrapper = _wrapped_rg(tmp_path, after=f"rm -f {root}/f0000.txt")
+    if cap is not None:
+        monkeypatch.setattr("live_memory.config.constants.GREP_NUMBERED_WALK_MAX_BYTES", cap)
+    monkeypatch.setattr("live_memory.tools.toolbox.find_ripgrep", lambda: str(wrapper))
+    arguments = {"pattern": "TODO", "output_mode": "content", "head_limit": count - 1}
+    text = Toolbox(root).run("Grep", arguments).text
     shown = "\n".join(f"{name}:2:TODO {name}" for name in names[1:])
     more = f"[showing {count - 1} of {count} matching lines; narrow the search or raise head_limit]"
     assert text == f"{shown}\n{more}"
     walk, *numbering = calls.read_text(encoding="utf-8").splitlines()
     assert "/proc/self/fd/" not in walk
-    assert [call.count("/proc/self/fd/") for call in numbering] == [GREP_OPEN_FILES_MAX, 9]
+    if cap is not None:  # the stopped `-n` walk, the `-c` walk, then the numbering runs
+        first = GREP_OPEN_FILES_MAX - 1  # of the first batch's files, f0000 is gone
+        assert [call.count("/proc/self/fd/") for call in numbering] == [0, first, 10]
+    else:
+        assert numbering == []
+
+
+@pytest.mark.parametrize("cap", [None, 1])
+def test_content_mode_numbers_short_lines_and_drops_a_binary_file_as_count_mode_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap: int | None
+) -> None:
+    """An empty matching line, a last line of one byte without a newline (rg prints those
+    in full), and a file with a NUL after a match (rg stops there with a warning record; the
+    `-c` walk leaves the file out, and so does content mode)."""
+    root = write_tree(tmp_path / "short", {"a.txt": "T\n\nx\nT", "b.txt": "T\n"})
+    (root / "c.bin").write_bytes(b"T\n" + b"x" * 70_000 + b"\nT\0\n")
+    if cap is not None:
+        monkeypatch.setattr("live_memory.config.constants.GREP_NUMBERED_WALK_MAX_BYTES", cap)
+    toolbox = Toolbox(root)
+    arguments = {"pattern": "^T?$", "output_mode": "content", "-i": False}
+    assert toolbox.run("Grep", arguments).text == "a.txt:1:T\na.txt:2:\na.txt:4:T\nb.txt:1:T"
+    counted = toolbox.run("Grep", {**arguments, "output_mode": "count"}).text
+    assert counted == "a.txt:3\nb.txt:1\n[4 matching lines in 2 files]"
+
+
+@pytest.mark.parametrize("mode", ["count", "content"])
+def test_an_rg_that_never_finishes_is_killed_at_the_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """rg's output (a memfd, or content mode's pipe) is awaited until the deadline only."""
+    fifo = tmp_path / "never"
+    os.mkfifo(fifo)
+    wrapper = tmp_path / "rg"
+    wrapper.write_text(f"#!/bin/sh\nexec cat {fifo}\n", encoding="utf-8")  # no writer comes
+    wrapper.chmod(0o755)
+    root = write_tree(tmp_path / "plain", {"a.txt": "TODO\n"})
+    monkeypatch.setattr("live_memory.config.constants.TOOL_SUBPROCESS_TIMEOUT_S", 1.0)
+    monkeypatch.setattr("live_memory.tools.toolbox.find_ripgrep", lambda: str(wrapper))
+    outcome = Toolbox(root).run("Grep", {"pattern": "TODO", "output_mode": mode})
+    assert outcome.is_error
+    assert "ran out of time" in outcome.text

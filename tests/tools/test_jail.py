@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from live_memory.config.constants import SECRET_REDACTION
-from live_memory.errors import PathOutsideWorkspace
+from live_memory.config.constants import DEFAULT_SECRET_PATH_PATTERNS, SECRET_REDACTION
+from live_memory.errors import LiveMemoryError, PathOutsideWorkspace
 from live_memory.tools import UnreadableFile, read_workspace_text, resolve_in_root
-from tests.tools.conftest import AWS_KEY
+from live_memory.tools.jail import check_regular, open_files_in_root, open_in_root
+from tests.tools.conftest import AWS_KEY, FIXTURE_FILES
 
 MAX = 1024 * 1024
 
@@ -142,3 +143,37 @@ def test_read_drops_a_utf8_bom_and_replaces_invalid_bytes(plain_root: Path) -> N
     (plain_root / "latin.txt").write_bytes("caf\xe9\n".encode("latin-1"))
     assert read_workspace_text(plain_root, "docs/bom.txt", max_bytes=MAX)[0] == "TODO with bom\n"
     assert read_workspace_text(plain_root, "latin.txt", max_bytes=MAX)[0] == "caf\ufffd\n"
+
+
+def test_opening_many_files_at_once_keeps_exactly_what_open_in_root_would(
+    plain_root: Path,
+) -> None:
+    """`open_files_in_root` (Grep opens the files it shows with it) decides each path as
+    `open_in_root` plus `check_regular` do: links out of the root, to a secret, a secret
+    name, git's files, a FIFO, a directory, a missing file are all left out."""
+    os.mkdir(plain_root / ".git")
+    (plain_root / ".git" / "config").write_text("[http]\n", encoding="utf-8")
+    os.symlink("src", plain_root / "src_link")
+    names = [
+        *sorted(FIXTURE_FILES),
+        *("link_out.txt", "link_in.md", "env_link.txt", "pipe.txt", "assets/logo.bin"),
+        *(".git/config", "src", "src_link/app.py", "missing.txt", "src/../README.md"),
+    ]
+    expected = []
+    for name in names:
+        try:
+            os.close(check_regular(open_in_root(plain_root, name).fd, name))
+        except (LiveMemoryError, OSError):
+            continue
+        expected.append(name)
+    opened = open_files_in_root(plain_root, names, secret_patterns=DEFAULT_SECRET_PATH_PATTERNS)
+    try:
+        assert list(opened) == expected
+        assert {"link_in.md", "src_link/app.py", "src/../README.md", "src/app.py"} <= set(opened)
+        refused = {"link_out.txt", "env_link.txt", "pipe.txt", ".git/config", ".env", "src"}
+        assert not (refused | {"missing.txt", "deploy/server.pem"}) & set(opened)
+        for name, fd in opened.items():
+            assert os.read(fd, 1 << 20) == (plain_root / name).read_bytes()
+    finally:
+        for fd in opened.values():
+            os.close(fd)
