@@ -1,8 +1,7 @@
 """The Grep tool: resolve what to search, let the engine (`ripgrep.py`, or `grep_fallback.py`
 without rg) search it, check what it found: hits pass the scope (secrets, git internals, the
-monitoring scope); content mode reads the lines shown from files opened through the jail (no
-byte from outside the root, whatever a race made the walk see), redacts them in one call and
-withholds them whole inside a PEM private key."""
+monitoring scope); content mode reads the lines shown through the jail (no byte from outside the
+root, whatever a race made the walk see), redacted in one call, withheld inside a PEM key."""
 
 from __future__ import annotations
 
@@ -139,8 +138,7 @@ def _target(scope: Scope, path: str | None, glob: str | None) -> tuple[GrepTarge
 def _rows(
     scope: Scope, engine: GrepEngine, query: GrepQuery, hits: Hits, deadline: float
 ) -> list[tuple[str, int, str]]:
-    """The first `limit` matching lines, files in path order: the counts say which files hold
-    them (one batch, usually); a file refused or changed since makes room for the next."""
+    """The first `limit` matching lines, files in path order, in batches (one, usually)."""
     (found, numbered), start, limit = hits, 0, query.per_file_cap - 1
     rows, files = list[tuple[str, int, str]](), sorted(found)
     while start < len(files) and len(rows) < limit:
@@ -149,7 +147,7 @@ def _rows(
             chosen.append(files[start])
             start, need = start + 1, need - found[files[start]]
         opened = open_files_in_root(scope.root, chosen, secret_patterns=scope.secret_patterns)
-        try:  # (a file gone or swapped since the walk is not opened)
+        try:  # (a file gone or swapped since the walk is not opened: the next ones fill in)
             numbers = numbered or engine.numbers(scope, query, opened, deadline)[1] or {}
             for rel, fd in opened.items():  # in path order
                 rows += _read_lines(rel, fd, numbers.get(rel, [])[: limit - len(rows)])

