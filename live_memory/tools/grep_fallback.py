@@ -21,6 +21,7 @@ from live_memory.tools.text import decode_text, split_lines
 from live_memory.tools.workspace_read import ListedFileReader
 
 __all__ = ["python_numbers", "python_search"]
+_Request = tuple[str, tuple[str, ...], GrepQuery, list[str], bool]  # root, secrets, ..., links
 
 
 def python_search(scope: Scope, query: GrepQuery, target: GrepTarget, deadline: float) -> Hits:
@@ -59,9 +60,7 @@ def python_numbers(
         child.close()
 
 
-def _child(
-    sender: Connection, request: tuple[str, tuple[str, ...], GrepQuery, list[str], bool]
-) -> None:
+def _child(sender: Connection, request: _Request) -> None:
     root, secrets, query, files, links = request
     flags = re.IGNORECASE if query.ignore_case else 0
     line_regex = re.compile(query.pattern, flags)

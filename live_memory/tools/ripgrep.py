@@ -90,15 +90,13 @@ def _run(
 ) -> bytes | None:
     """rg's output (`--no-messages` leaves a bad regex's only): with `cap`, a pipe read as it comes
     (None past `cap`); else a memfd (a pipe's many reads cost more CPU than the search)."""
-    done, done_in = os.pipe2(os.O_CLOEXEC)
-    sink = done_in if cap else os.memfd_create("rg", os.MFD_CLOEXEC)
-    owned, child, chunks, size, poller = {done, done_in, sink}, None, [], 0, select.poll()
+    done, end = os.pipe2(os.O_CLOEXEC)
+    out = end if cap else os.memfd_create("rg", os.MFD_CLOEXEC)
+    owned, child, chunks, size, poller = {done, end, out}, None, [], 0, select.poll()
     try:
-        child = Popen(
-            args, cwd=cwd, pass_fds=(*fds, done_in), stdin=DEVNULL, stdout=sink, stderr=sink
-        )
-        os.close(done_in)
-        owned.discard(done_in)
+        child = Popen(args, cwd=cwd, pass_fds=(*fds, end), stdin=DEVNULL, stdout=out, stderr=out)
+        os.close(end)
+        owned.discard(end)
         poller.register(done, select.POLLIN)  # its EOF says rg exited (no polling)
         while (left := deadline - time.monotonic()) > 0 and poller.poll(left * 1000):
             if not (data := os.read(done, 1 << 16)):
@@ -109,7 +107,7 @@ def _run(
                 return None
         else:
             raise TimeoutError(OUT_OF_TIME)  # rg is killed
-        output = b"".join(chunks) if cap else os.pread(sink, os.fstat(sink).st_size, 0)
+        output = b"".join(chunks) if cap else os.pread(out, os.fstat(out).st_size, 0)
     finally:
         if child is not None and child.returncode is None:
             child.kill()
