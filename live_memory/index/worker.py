@@ -52,6 +52,8 @@ class SymbolIndexes:
         """Shared by every index's `completed` flag (never `_cond`: a waiter on it could take
         the notify meant for the index thread)."""
         self.dropped_updates = 0
+        self._pass_owner: WorkspaceIndex | None = None
+        """The index whose pass slice the thread took last (`_released`)."""
         self._thread = threading.Thread(target=self._run, name="symbol-index", daemon=True)
         self._thread.start()
 
@@ -157,10 +159,22 @@ class SymbolIndexes:
                 if self._passes:
                     key = next(iter(self._passes))
                     work = self._passes.pop(key)
+                    self._pass_owner = self._open.get(key)
                     return key, work
                 self._idle.set()
                 self._cond.wait()
             return None
+
+    def _released(
+        self, job: tuple[WorkspaceIndex, str, bytes | None] | tuple[str, Iterator[None]]
+    ) -> bool:
+        """Whether the job's workspace was released while the job ran: passivation closes its
+        database under the slice or update in progress (expected, not a failure; the next
+        activation's pass stats every file again, so a change cut short is found then)."""
+        with self._cond:
+            if len(job) == 3:
+                return self._open.get(str(job[0].root)) is not job[0]
+            return self._open.get(job[0]) is not self._pass_owner
 
     def _run(self) -> None:
         with contextlib.suppress(OSError, AttributeError):  # lower priority: this thread only
@@ -181,7 +195,10 @@ class SymbolIndexes:
                             if key in self._open and key not in self._passes:
                                 self._passes[key] = work
             except Exception:  # one bad file or a closed database must not stop the thread
-                logger.exception("symbol index work failed")
+                if self._released(job):
+                    logger.debug("symbol index work ended: its workspace was passivated")
+                else:
+                    logger.exception("symbol index work failed")
             if not self._updates:  # nothing waits: the WAL's checkpoint delays no update
                 self._checkpoint()
             used = time.thread_time() - cpu

@@ -3,6 +3,8 @@ persistence across a restart, the core map and the per-question lookup."""
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -166,3 +168,49 @@ def test_a_recheck_of_a_released_index_does_nothing(tmp_path: Path, indexes: Sym
     indexes.release(repo)
     indexes.recheck(index)  # its database is closed: no pass may start on it
     assert indexes.wait_idle(30)
+
+
+def test_work_cut_short_by_a_release_is_not_a_failure(
+    tmp_path: Path, indexes: SymbolIndexes, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Passivation closes the database while the index thread is inside an update for it.
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = _open(indexes, repo)
+    inside, release_done = threading.Event(), threading.Event()
+    update = index.update
+
+    def held_update(path: str, content: bytes | None = None) -> bool:
+        inside.set()
+        assert release_done.wait(30)
+        return update(path, content)
+
+    index.update = held_update  # type: ignore[method-assign]
+    caplog.set_level(logging.DEBUG, logger="live_memory.index.worker")
+    assert indexes.submit(index, "app/core.py", b"def load_config_v2(path):\n    pass\n")
+    assert inside.wait(30)
+    indexes.release(repo)
+    release_done.set()
+    assert indexes.wait_idle(30)
+    worker = [r for r in caplog.records if r.name == "live_memory.index.worker"]
+    assert [r.levelno for r in worker] == [logging.DEBUG]
+    assert "passivated" in worker[0].getMessage()
+    # The thread goes on, and the next activation's pass finds the change cut short.
+    (repo / "app/core.py").write_text("def load_config_v2(path):\n    pass\n")
+    again = _open(indexes, repo)
+    assert [r.location for r in again.find("load_config_v2")] == ["app/core.py:1"]
+
+
+def test_a_failing_update_of_an_open_index_is_still_logged_as_one(
+    tmp_path: Path, indexes: SymbolIndexes, caplog: pytest.LogCaptureFixture
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = _open(indexes, repo)
+
+    def broken_update(path: str, content: bytes | None = None) -> bool:
+        raise OSError("disk gone")
+
+    index.update = broken_update  # type: ignore[method-assign]
+    assert indexes.submit(index, "app/core.py", b"x = 1\n")
+    assert indexes.wait_idle(30)
+    failed = [r for r in caplog.records if r.getMessage() == "symbol index work failed"]
+    assert len(failed) == 1 and failed[0].levelno == logging.ERROR
