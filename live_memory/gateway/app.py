@@ -71,7 +71,8 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         if old.provider is not None and old.provider is not services.provider:
             # In-flight questions keep the old client until they finish; close it later.
             closing: Future[None] = current.system.io.submit(_close_later(old.provider))
-            closing.add_done_callback(lambda f: f.exception())
+            # Collects the close's error (a cancelled close, at shutdown, has none).
+            closing.add_done_callback(lambda f: f.cancelled() or f.exception())
         logger.info("configuration reloaded: %s / %s", fresh.provider, fresh.model)
         return {"status": "reloaded", "provider": fresh.provider, "model": fresh.model}
 
