@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import threading
 import time
@@ -22,13 +21,6 @@ from tests.support.fakes import FakeProvider, Text
 from tests.support.server_process import ServerProcess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
-
-def _threads(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("Threads:"):
-            return int(line.split()[1])
-    raise AssertionError("no Threads line")
 
 
 def _ask(server: RunningServer, repo: Path, question: str) -> httpx.Response:
@@ -90,7 +82,8 @@ def test_idle_workspace_is_passivated_and_restored_on_the_next_question(
     with AppServer(tmp_path / "data", env) as server:
         _warm(server, repo)
         assert _ask(server, repo, "first?").status_code == 200
-        busy_threads = _threads(os.getpid())
+        busy = {thread.ident for thread in threading.enumerate()}
+        actor_kinds = {a["kind"] for a in server.request("GET", "/actors").json()}
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             kinds = [a["kind"] for a in server.request("GET", "/actors").json()]
@@ -98,8 +91,13 @@ def test_idle_workspace_is_passivated_and_restored_on_the_next_question(
                 break
             time.sleep(0.2)
         assert "workspace" not in kinds
-        # Workspace actors run on the shared pool: passivation never adds a thread.
-        assert _threads(os.getpid()) <= busy_threads
+        # Workspace actors run on the shared pool: passivation never adds an actor's own thread
+        # (named "<kind>-<name>"). Threads that start on demand, up to their bounds (the actor
+        # pool's, the snapshot settler, executors), may start only now on a loaded machine: a
+        # count of the process's threads failed 41 <= 40 in a suite worker.
+        added = [t.name for t in threading.enumerate() if t.ident not in busy]
+        assert "workspace" in actor_kinds, actor_kinds
+        assert not [n for n in added if n.startswith(tuple(f"{k}-" for k in actor_kinds))], added
         stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
         assert stats["messages_retained"] == 2
         assert _ask(server, repo, "second?").status_code == 200
