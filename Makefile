@@ -37,9 +37,9 @@ typecheck: install
 # tests/plugin: 49.3 -> 42.2 s of CPU. The .pyc files go to __pycache__ (git-ignored).
 # Three workers on two cores: the workers were idle about a third of the time (a full run used
 # 447-486 s of CPU; the quiet 2-core run took 340 s of wall, 680 core-seconds), waiting on
-# what they started: the README walkthrough alone waits ~100 s on pip and the Claude Code CLI
-# (146 s of wall, 38 s of CPU), besides server start-ups, retry back-offs and quiet periods.
-# A third worker runs tests in that time.
+# what they started (servers, the CLIs, retry back-offs, quiet periods; Ray's own processes are
+# not in that CPU figure). tests/e2e+plugin+cli back to back, shared machine at load ~4.7:
+# -n 2 211.8 s -> -n 3 169.1 s of wall, CPU +6 % (the third collection).
 unit: install
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n 3 --dist loadgroup
 
