@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["write_atomically"]
+__all__ = ["fsync_directory", "write_atomically"]
 
 
 def write_atomically(
@@ -39,17 +40,17 @@ def write_atomically(
             os.unlink(temp_name)
         raise
     if sync_directory:
-        _fsync_directory(path.parent)
+        fsync_directory(path.parent)
 
 
-def _fsync_directory(directory: Path) -> None:
-    # Makes the rename itself durable; not every platform/file system supports it.
+def fsync_directory(directory: Path, sync: Callable[[int], None] = os.fsync) -> None:
+    """Makes a rename in `directory` durable; not every platform/file system supports it."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:
         return
     try:
-        os.fsync(fd)
+        sync(fd)
     except OSError:
         pass
     finally:

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from live_memory.atomic_file import fsync_directory
 from live_memory.config import constants as C
 from live_memory.errors import SnapshotError
 from live_memory.memory.snapshot_settler import SnapshotSettler
@@ -110,20 +111,7 @@ class Settling:
         except OSError as exc:
             raise self._settle_failed(root, exc) from exc
         if created:
-            self._sync_directory(path.parent)
-
-    def _sync_directory(self, directory: Path) -> None:
-        # Makes the rename itself durable; not every platform/file system supports it.
-        try:
-            fd = os.open(directory, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            self._sync(fd)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+            fsync_directory(path.parent, self._sync)
 
     def _settle_failed(self, root: Path, exc: OSError) -> SnapshotError:
         self.write_error = f"snapshot of {root} could not be settled: {exc}"

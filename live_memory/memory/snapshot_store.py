@@ -107,12 +107,9 @@ class SnapshotStore(Settling):
             newest = self._settle_unsettled(path, root)
             if newest is not None:
                 return newest
-            try:
-                data = path.read_bytes()
-            except FileNotFoundError:
+            data = _read(path)
+            if data is None:
                 return None
-            except OSError as exc:
-                raise SnapshotError(f"snapshot {path} cannot be read: {exc}") from exc
             try:
                 document = orjson.loads(data)
             except orjson.JSONDecodeError:
@@ -131,12 +128,9 @@ class SnapshotStore(Settling):
         returned. One a power loss left incomplete is set aside (None: the previous
         snapshot is what loads)."""
         unsettled = path.with_name(path.name + C.SNAPSHOT_UNSETTLED_SUFFIX)
-        try:
-            data = unsettled.read_bytes()
-        except FileNotFoundError:
+        data = _read(unsettled)
+        if data is None:
             return None
-        except OSError as exc:
-            raise SnapshotError(f"snapshot {unsettled} cannot be read: {exc}") from exc
         try:
             document = orjson.loads(data)
         except orjson.JSONDecodeError:
@@ -225,6 +219,16 @@ class SnapshotStore(Settling):
             )
             return
         logger.warning("snapshot %s is unusable (%s); moved to %s", path, detail, target)
+
+
+def _read(path: Path) -> bytes | None:
+    """The file's bytes; None when there is none; SnapshotError when it cannot be read."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SnapshotError(f"snapshot {path} cannot be read: {exc}") from exc
 
 
 def _problem(document: object, root: Path) -> tuple[str, str] | None:
