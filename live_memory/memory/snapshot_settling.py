@@ -25,7 +25,12 @@ from live_memory.config import constants as C
 from live_memory.errors import SnapshotError
 from live_memory.memory.snapshot_settler import SnapshotSettler
 
-__all__ = ["Settling"]
+__all__ = ["Settling", "unsettled_of"]
+
+
+def unsettled_of(path: Path) -> Path:
+    """The unsettled copy beside the snapshot file `path`."""
+    return path.with_name(path.name + C.SNAPSHOT_UNSETTLED_SUFFIX)
 
 
 class Settling:
@@ -43,8 +48,7 @@ class Settling:
 
     def unsettled_path_for(self, root: Path) -> Path:
         """Where a save of `root` waits for `settle` (not a `.json` file: never listed)."""
-        path = self.path_for(root)
-        return path.with_name(path.name + C.SNAPSHOT_UNSETTLED_SUFFIX)
+        return unsettled_of(self.path_for(root))
 
     def settle(self, root: Path) -> None:
         """Make the last save of `root` durable against a power loss (fsync, then rename it
@@ -56,16 +60,10 @@ class Settling:
         is left to that save's own settle)."""
         path, unsettled = self.path_for(root), self.unsettled_path_for(root)
         try:
-            fd = os.open(unsettled, os.O_RDONLY)
+            fd = self._open_synced(unsettled, root)
         except FileNotFoundError:
             return
-        except OSError as exc:
-            raise self._settle_failed(root, exc) from exc
         try:
-            try:
-                self._sync(fd)
-            except OSError as exc:
-                raise self._settle_failed(root, exc) from exc
             with self._lock(path):
                 try:
                     if os.stat(unsettled).st_ino != os.fstat(fd).st_ino:
@@ -88,16 +86,26 @@ class Settling:
     def _settle_locked(self, path: Path, unsettled: Path, root: Path) -> None:
         """fsync `unsettled` and rename it over `path`, the lock held (a full save, a load)."""
         try:
+            os.close(self._open_synced(unsettled, root))
+        except FileNotFoundError as exc:
+            raise self._settle_failed(root, exc) from exc
+        self._replace(unsettled, path, root)
+
+    def _open_synced(self, unsettled: Path, root: Path) -> int:
+        """`unsettled` opened and fsynced: its descriptor, for the caller to close. Raises
+        FileNotFoundError when there is none, SnapshotError when it cannot be synced."""
+        try:
             fd = os.open(unsettled, os.O_RDONLY)
+        except FileNotFoundError:
+            raise
         except OSError as exc:
             raise self._settle_failed(root, exc) from exc
         try:
             self._sync(fd)
         except OSError as exc:
-            raise self._settle_failed(root, exc) from exc
-        finally:
             os.close(fd)
-        self._replace(unsettled, path, root)
+            raise self._settle_failed(root, exc) from exc
+        return fd
 
     def _replace(self, unsettled: Path, path: Path, root: Path) -> None:
         """Rename a synced `unsettled` over `path` (the lock held)."""

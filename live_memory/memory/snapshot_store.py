@@ -29,7 +29,7 @@ from live_memory.atomic_file import write_atomically
 from live_memory.config import constants as C
 from live_memory.errors import SnapshotError
 from live_memory.memory.snapshot_settler import SnapshotSettler
-from live_memory.memory.snapshot_settling import Settling
+from live_memory.memory.snapshot_settling import Settling, unsettled_of
 
 __all__ = ["SnapshotStore"]
 
@@ -110,16 +110,10 @@ class SnapshotStore(Settling):
             data = _read(path)
             if data is None:
                 return None
-            try:
-                document = orjson.loads(data)
-            except orjson.JSONDecodeError:
-                self._quarantine(path, "corrupt", "it is not valid JSON")
+            state = _state_of(data, root)
+            if isinstance(state, tuple):
+                self._quarantine(path, *state)
                 return None
-            problem = _problem(document, root)
-            if problem is not None:
-                self._quarantine(path, problem[0], problem[1])
-                return None
-            state: dict[str, object] = document["state"]
             return state
 
     def _settle_unsettled(self, path: Path, root: Path) -> dict[str, object] | None:
@@ -127,24 +121,18 @@ class SnapshotStore(Settling):
         before settling it), is the newest state: a usable one is settled and its state
         returned. One a power loss left incomplete is set aside (None: the previous
         snapshot is what loads)."""
-        unsettled = path.with_name(path.name + C.SNAPSHOT_UNSETTLED_SUFFIX)
+        unsettled = unsettled_of(path)
         data = _read(unsettled)
         if data is None:
             return None
-        try:
-            document = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            document = None
-        problem = _problem(document, root) if document is not None else None
-        if document is None or problem is not None:
-            detail = problem[1] if problem is not None else "it is not valid JSON"
-            self._quarantine(unsettled, "unsettled", detail)
+        state = _state_of(data, root)
+        if isinstance(state, tuple):
+            self._quarantine(unsettled, "unsettled", state[1])
             return None
         try:
             self._settle_locked(path, unsettled, root)
         except SnapshotError as exc:  # still the newest state: it loads, unsettled
             logger.warning("%s", exc)
-        state: dict[str, object] = document["state"]
         return state
 
     def quarantine(self, root: Path, detail: str) -> None:
@@ -229,6 +217,19 @@ def _read(path: Path) -> bytes | None:
         return None
     except OSError as exc:
         raise SnapshotError(f"snapshot {path} cannot be read: {exc}") from exc
+
+
+def _state_of(data: bytes, root: Path) -> dict[str, object] | tuple[str, str]:
+    """A snapshot file's state, or (reason tag, explanation) when it cannot be used."""
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return "corrupt", "it is not valid JSON"
+    problem = _problem(document, root)
+    if problem is not None:
+        return problem
+    state: dict[str, object] = document["state"]
+    return state
 
 
 def _problem(document: object, root: Path) -> tuple[str, str] | None:
