@@ -33,6 +33,9 @@ from live_memory.index.workspace_index import WorkspaceIndex
 
 __all__ = ["SymbolIndexes"]
 
+# The index thread's work: a file's update (index, path, teed content) or a pass's next slice.
+_Job = tuple[WorkspaceIndex, str, bytes | None] | tuple[str, Iterator[None]]
+
 logger = logging.getLogger(__name__)
 
 
@@ -151,7 +154,7 @@ class SymbolIndexes:
             except Exception:  # closed by a release meanwhile: its close checkpointed it
                 logger.debug("index checkpoint skipped for %s", store.path)
 
-    def _next(self) -> tuple[WorkspaceIndex, str, bytes | None] | tuple[str, Iterator[None]] | None:
+    def _next(self) -> _Job | None:
         with self._cond:
             while not self._stopped:
                 if self._updates:
@@ -165,9 +168,7 @@ class SymbolIndexes:
                 self._cond.wait()
             return None
 
-    def _released(
-        self, job: tuple[WorkspaceIndex, str, bytes | None] | tuple[str, Iterator[None]]
-    ) -> bool:
+    def _released(self, job: _Job) -> bool:
         """Whether the job's workspace was released while the job ran: passivation closes its
         database under the slice or update in progress (expected, not a failure; the next
         activation's pass stats every file again, so a change cut short is found then)."""

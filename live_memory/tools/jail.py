@@ -143,7 +143,7 @@ def open_in_root(
     real_root = os.path.realpath(root)
     rel = _lexical(real_root, rel_or_abs)
     given = os.path.normpath(rel) if rel else ""
-    if given and (git_internal(real_root, given) or is_secret_path(given, secret_patterns)):
+    if given and _refused(real_root, given, secret_patterns):
         raise _refusal(given, git=git_internal(real_root, given))
     try:
         opened = open_beneath(real_root, rel, directory=directory)
@@ -164,7 +164,7 @@ def open_in_root(
     # The name the caller used counts (a link called `.env` stays secret wherever it
     # points), and so does where it leads.
     real = opened.rel
-    if real and (git_internal(real_root, real) or is_secret_path(real, secret_patterns)):
+    if real and _refused(real_root, real, secret_patterns):
         os.close(opened.fd)
         raise _refusal(given or real, git=git_internal(real_root, real))
     return opened
@@ -180,7 +180,7 @@ def open_files_in_root(
     git_dirs = pointed_git_dirs(real_root)
 
     def refused(rel: str) -> bool:
-        return git_internal(real_root, rel, git_dirs) or is_secret_path(rel, secret_patterns)
+        return _refused(real_root, rel, secret_patterns, git_dirs)
 
     named = [rel for rel in rels if "\0" not in rel and not refused(os.path.normpath(rel))]
     kept: dict[str, int] = {}
@@ -194,6 +194,16 @@ def open_files_in_root(
         else:
             kept[rel] = opened.fd
     return kept
+
+
+def _refused(
+    real_root: str,
+    rel: str,
+    secret_patterns: Sequence[str],
+    git_dirs: tuple[str, ...] | None = None,
+) -> bool:
+    """Whether the jail refuses `rel` by name: a secret, or inside a git directory."""
+    return git_internal(real_root, rel, git_dirs) or is_secret_path(rel, secret_patterns)
 
 
 def _refusal(shown: str, *, git: bool) -> UnreadableFile:
