@@ -12,8 +12,9 @@ import math
 from collections.abc import Mapping, Sequence
 
 from live_memory.errors import InputError
+from live_memory.path_glob import PathGlob, compile_glob
 
-__all__ = ["BadToolArguments", "ToolArgs"]
+__all__ = ["BadToolArguments", "ToolArgs", "tool_glob"]
 
 logger = logging.getLogger(__name__)
 
@@ -122,3 +123,11 @@ class ToolArgs:
             f"{self._tool}: argument '{name}' must be one of {', '.join(choices)}; "
             f"got {value!r:.60}"
         )
+
+
+def tool_glob(tool: str, pattern: str, *, ignore_case: bool = False) -> PathGlob:
+    """`compile_glob` for a tool's argument: what it refuses is the tool's BadToolArguments."""
+    try:
+        return compile_glob(pattern, ignore_case=ignore_case)
+    except ValueError as exc:
+        raise BadToolArguments(f"{tool}: {exc}") from None

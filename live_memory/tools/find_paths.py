@@ -12,8 +12,7 @@ from live_memory.config.constants import (
     FIND_PATHS_MAX_DEPTH,
     TOOL_MAX_RESULT_LIMIT,
 )
-from live_memory.path_glob import compile_glob
-from live_memory.tools.arguments import BadToolArguments, ToolArgs
+from live_memory.tools.arguments import BadToolArguments, ToolArgs, tool_glob
 from live_memory.tools.glob import search_directory
 from live_memory.tools.outcome import ToolOutcome
 from live_memory.tools.scope import Scope
@@ -66,10 +65,7 @@ def run_find_paths(scope: Scope, args: ToolArgs) -> ToolOutcome:
         entries.extend((path, None) for path in files)
     if name:
         # Case-insensitive like `find -iname`: a cheap model asking for 'readme*' wants README.md.
-        try:
-            named = compile_glob(name.strip().replace("/", ""), ignore_case=True)
-        except ValueError as exc:
-            raise BadToolArguments(f"find_paths: name: {exc}") from None
+        named = tool_glob("find_paths: name", name.strip().replace("/", ""), ignore_case=True)
         entries = [e for e in entries if named.matches(posixpath.basename(e[0]))]
     entries.sort()
     if not entries:

@@ -6,8 +6,7 @@ import logging
 import os
 
 from live_memory.config.constants import GLOB_DEFAULT_LIMIT, TOOL_MAX_RESULT_LIMIT
-from live_memory.path_glob import compile_glob
-from live_memory.tools.arguments import BadToolArguments, ToolArgs
+from live_memory.tools.arguments import BadToolArguments, ToolArgs, tool_glob
 from live_memory.tools.outcome import ToolOutcome
 from live_memory.tools.scope import Scope
 
@@ -24,10 +23,7 @@ def run_glob(scope: Scope, args: ToolArgs) -> ToolOutcome:
     )
     base = search_directory(scope, args.text("path", "directory", "dir"), "Glob")
     pattern = _relative_pattern(scope, pattern)
-    try:
-        glob = compile_glob(pattern)
-    except ValueError as exc:
-        raise BadToolArguments(f"Glob: {exc}") from None
+    glob = tool_glob("Glob", pattern)
     prefix = f"{base}/" if base else ""
     matches = [path for path in scope.files_under(base) if glob.matches(path[len(prefix) :])]
     where = f" under {base}/" if base else ""

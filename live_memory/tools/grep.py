@@ -15,8 +15,8 @@ from typing import Literal, NamedTuple, cast
 
 from live_memory.config import constants as C
 from live_memory.hygiene import redact_lines
-from live_memory.path_glob import PathGlob, compile_glob
-from live_memory.tools.arguments import BadToolArguments, ToolArgs
+from live_memory.path_glob import PathGlob
+from live_memory.tools.arguments import BadToolArguments, ToolArgs, tool_glob
 from live_memory.tools.beneath import inside_root
 from live_memory.tools.jail import check_regular, open_files_in_root, open_in_root
 from live_memory.tools.outcome import ToolOutcome
@@ -45,12 +45,13 @@ class GrepQuery:
     ignore_case: bool
     mode: GrepMode
     per_file_cap: int  # content mode: a file's matching lines are collected up to this many
+    deadline: float  # time.monotonic() past which the engine gives up (TimeoutError)
 
 
 @dataclass(frozen=True, slots=True)
 class GrepTarget:
     rel: str  # workspace-relative file or directory ('' = the whole workspace)
-    is_file: bool = False  # one file: searched even if ignored or big
+    fd: int = -1  # one file, opened by the jail: searched even if ignored or big (run_grep closes)
     glob: PathGlob | None = None  # matches a path relative to `rel` ...
     exclude: bool = False  # ... and names the files left out
 
@@ -64,12 +65,13 @@ class GrepTarget:
 # matching lines per workspace-relative file (files mode: 1; content: <= per_file_cap), and in
 # content mode their numbers when the walk has them (None: `numbers` numbers the files shown)
 Hits = tuple[dict[str, int], dict[str, list[int]] | None]
+_Row = tuple[str, int, str]  # a line shown: file, number, text
 
 
 class GrepEngine(NamedTuple):  # each raises BadToolArguments (bad regex) or TimeoutError
-    search: Callable[[Scope, GrepQuery, GrepTarget, float], Hits]
-    # content mode, {file: its descriptor the jail opened} -> its first matches' numbers
-    numbers: Callable[[Scope, GrepQuery, dict[str, int], float], Hits]
+    search: Callable[[Scope, GrepQuery, GrepTarget], Hits]
+    # {file: its descriptor the jail opened} -> their hits (the named file; the files shown)
+    numbers: Callable[[Scope, GrepQuery, dict[str, int]], Hits]
 
 
 def run_grep(scope: Scope, args: ToolArgs, *, engine: GrepEngine) -> ToolOutcome:
@@ -82,10 +84,15 @@ def run_grep(scope: Scope, args: ToolArgs, *, engine: GrepEngine) -> ToolOutcome
         raise BadToolArguments("Grep: patterns match within one line; remove the \\n")
     glob = args.text("glob", "file_pattern", "include")
     target, where = _target(scope, args.text("path", "directory", "file"), glob)
-    # One line past the limit per file tells "exactly `limit`" apart from "capped".
-    query = GrepQuery(pattern, ignore_case, mode, per_file_cap=limit + 1)
     deadline = time.monotonic() + C.TOOL_SUBPROCESS_TIMEOUT_S
-    found, numbered = engine.search(scope, query, target, deadline)
+    # One line past the limit per file tells "exactly `limit`" apart from "capped".
+    query = GrepQuery(pattern, ignore_case, mode, per_file_cap=limit + 1, deadline=deadline)
+    if target.fd < 0:
+        found, numbered = engine.search(scope, query, target)
+    else:  # the named file by its descriptor; not searched if binary, as rg's walk would say
+        with os.fdopen(target.fd, "rb") as named:  # (closed here)
+            files = {target.rel: target.fd} if b"\0" not in named.read(C.BINARY_SNIFF_BYTES) else {}
+            found, numbered = engine.numbers(scope, query, files)
     for rel in scope.invisible_paths(found):
         del found[rel]
     if not found:
@@ -94,7 +101,7 @@ def run_grep(scope: Scope, args: ToolArgs, *, engine: GrepEngine) -> ToolOutcome
     total, complete, header, summary = len(found), True, "", ""
     matched = sum(found.values())
     if mode == "content":
-        rows = _rows(scope, engine, query, (found, numbered), deadline)
+        rows = _rows(scope, engine, query, (found, numbered))
         texts, most = redact_lines([t for _, _, t in rows]), C.GREP_MAX_LINE_CHARS
         cut = [t[:most] + "… [line cut]" * (len(t) > most) for t in texts]  # never half a secret
         lines = [f"{r}:{n}:{t}" for (r, n, _), t in zip(rows, cut, strict=True)]
@@ -122,25 +129,18 @@ def _target(scope: Scope, path: str | None, glob: str | None) -> tuple[GrepTarge
         given = path.strip() if path else rel
         scope.require_visible(rel, given=given)
         opened = open_in_root(scope.root, rel, secret_patterns=scope.secret_patterns)
-        os.close(check_regular(opened.fd, given))  # raises for a FIFO, socket or device
-        return GrepTarget(rel=rel, is_file=True), rel
+        return GrepTarget(rel, fd=check_regular(opened.fd, given)), rel  # not a FIFO or device
     where = f"{rel}/" if rel else "the workspace"
-    glob = (glob or "").strip()
-    if not glob:
-        return GrepTarget(rel=rel), where
-    try:
-        compiled = compile_glob(glob.removeprefix("!"))
-    except ValueError as exc:
-        raise BadToolArguments(f"Grep: {exc}") from None
+    if not (glob := (glob or "").strip()):
+        return GrepTarget(rel), where
+    compiled = tool_glob("Grep", glob.removeprefix("!"))
     return GrepTarget(rel, glob=compiled, exclude=glob[0] == "!"), f"{where} (glob {glob!r})"
 
 
-def _rows(
-    scope: Scope, engine: GrepEngine, query: GrepQuery, hits: Hits, deadline: float
-) -> list[tuple[str, int, str]]:
+def _rows(scope: Scope, engine: GrepEngine, query: GrepQuery, hits: Hits) -> list[_Row]:
     """The first `limit` matching lines, files in path order, in batches (one, usually)."""
     (found, numbered), start, limit = hits, 0, query.per_file_cap - 1
-    rows, files = list[tuple[str, int, str]](), sorted(found)
+    rows, files = list[_Row](), sorted(found)
     while start < len(files) and len(rows) < limit:
         chosen, need = list[str](), limit - len(rows)
         while start < len(files) and need > 0 and len(chosen) < C.GREP_OPEN_FILES_MAX:
@@ -148,7 +148,7 @@ def _rows(
             start, need = start + 1, need - found[files[start]]
         opened = open_files_in_root(scope.root, chosen, secret_patterns=scope.secret_patterns)
         try:  # (a file gone or swapped since the walk is not opened: the next ones fill in)
-            numbers = numbered or engine.numbers(scope, query, opened, deadline)[1] or {}
+            numbers = numbered or engine.numbers(scope, query, opened)[1] or {}
             for rel, fd in opened.items():  # in path order
                 rows += _read_lines(rel, fd, numbers.get(rel, [])[: limit - len(rows)])
         finally:
@@ -157,10 +157,10 @@ def _rows(
     return rows
 
 
-def _read_lines(rel: str, fd: int, want: list[int]) -> list[tuple[str, int, str]]:
+def _read_lines(rel: str, fd: int, want: list[int]) -> list[_Row]:
     """The wanted lines, unredacted; withheld inside a PEM block (BEGIN <= 64 lines up, no END).
     Lines are read in blocks; only a block holding `-----` is scanned line by line."""
-    out: list[tuple[str, int, str]] = []
+    out: list[_Row] = []
     done, pem_begin, ctx = 0, -C.GREP_REDACT_CONTEXT_LINES, C.GREP_REDACT_CONTEXT_LINES
     with os.fdopen(fd, "rb", closefd=False) as handle:
         while len(out) < len(want) and (block := handle.readlines(C.GREP_READ_BLOCK_BYTES)):

@@ -24,17 +24,16 @@ __all__ = ["python_numbers", "python_search"]
 _Request = tuple[str, tuple[str, ...], GrepQuery, list[str], bool]  # root, secrets, ..., links
 
 
-def python_search(scope: Scope, query: GrepQuery, target: GrepTarget, deadline: float) -> Hits:
+def python_search(scope: Scope, query: GrepQuery, target: GrepTarget) -> Hits:
     try:
         re.compile(query.pattern)
     except re.error as exc:
         raise BadToolArguments(f"Grep: invalid regex {query.pattern!r}: {exc}") from None
-    files = [target.rel] if target.is_file else target.selected(scope.files_under(target.rel))
-    return python_numbers(scope, query, files, deadline, links=target.is_file)
+    return python_numbers(scope, query, target.selected(scope.files_under(target.rel)), links=False)
 
 
 def python_numbers(
-    scope: Scope, query: GrepQuery, files: Collection[str], deadline: float, *, links: bool = True
+    scope: Scope, query: GrepQuery, files: Collection[str], *, links: bool = True
 ) -> Hits:
     """Matching line numbers per file, read again by path (descriptors do not cross)."""
     context = multiprocessing.get_context("forkserver")
@@ -47,7 +46,7 @@ def python_numbers(
     child.start()
     sender.close()
     try:
-        if not receiver.poll(max(deadline - time.monotonic(), 0.0)):
+        if not receiver.poll(max(query.deadline - time.monotonic(), 0.0)):
             raise TimeoutError(OUT_OF_TIME)
         hits: Hits = receiver.recv()
         return hits
@@ -63,8 +62,8 @@ def python_numbers(
 def _child(sender: Connection, request: _Request) -> None:
     root, secrets, query, files, links = request
     flags = re.IGNORECASE if query.ignore_case else 0
-    line_regex = re.compile(query.pattern, flags)
-    file_regex = re.compile(query.pattern, flags | re.MULTILINE)  # one C-level scan first
+    # one C-level scan of a file first, then by line (a line holds no `\n`: the same matches)
+    regex = re.compile(query.pattern, flags | re.MULTILINE)
     reader = ListedFileReader(root, secrets)  # type: ignore[arg-type]
     found: dict[str, list[int]] = {}
     for rel in files:
@@ -75,9 +74,9 @@ def _child(sender: Connection, request: _Request) -> None:
         except (LiveMemoryError, OSError):
             continue
         binary = b"\0" in data[:BINARY_SNIFF_BYTES]  # (decoding drops a BOM, as ripgrep does)
-        if binary or file_regex.search(text := decode_text(data)) is None:
+        if binary or regex.search(text := decode_text(data)) is None:
             continue
-        numbers = [n for n, line in enumerate(split_lines(text), 1) if line_regex.search(line)]
+        numbers = [n for n, line in enumerate(split_lines(text), 1) if regex.search(line)]
         if numbers:
             found[rel] = numbers[: query.per_file_cap] if query.mode == "content" else numbers
     counts = {rel: 1 if query.mode == "files_with_matches" else len(n) for rel, n in found.items()}

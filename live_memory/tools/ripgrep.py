@@ -20,7 +20,7 @@ from subprocess import DEVNULL, Popen
 from live_memory.config import constants as C
 from live_memory.tools.arguments import BadToolArguments
 from live_memory.tools.grep import OUT_OF_TIME, GrepQuery, GrepTarget, Hits
-from live_memory.tools.jail import check_regular, open_in_root
+from live_memory.tools.jail import open_in_root
 from live_memory.tools.scope import Scope
 
 __all__ = ["find_ripgrep", "rg_numbers", "rg_search"]
@@ -45,20 +45,10 @@ def find_ripgrep() -> str | None:
     return shutil.which("rg", path=os.pathsep.join(filter(None, path)))
 
 
-def rg_search(
-    binary: str, scope: Scope, query: GrepQuery, target: GrepTarget, deadline: float
-) -> Hits:
-    if target.is_file:  # named by its jailed descriptor: searched even if ignored
-        opened = open_in_root(scope.root, target.rel, secret_patterns=scope.secret_patterns)
-        fd = check_regular(opened.fd, target.rel)
-        try:  # a binary file, as rg's walk would say, is not searched
-            text = b"\0" not in os.pread(fd, C.BINARY_SNIFF_BYTES, 0)
-            return rg_numbers(binary, scope, query, {target.rel: fd} if text else {}, deadline)
-        finally:
-            os.close(fd)
+def rg_search(binary: str, scope: Scope, query: GrepQuery, target: GrepTarget) -> Hits:
     fd = open_in_root(scope.root, target.rel, directory=True, secret_patterns=()).fd
     args = [*_args(binary, query), *_globs(target, str(scope.root)), "--", query.pattern]
-    run = functools.partial(_run, deadline=deadline, fds=[fd], cwd=f"/proc/self/fd/{fd}")
+    run = functools.partial(_run, query=query, fds=[fd], cwd=f"/proc/self/fd/{fd}")
     numbered = query.mode == "content"
     try:  # rg starts in (its view of) the jailed directory
         out = run(args, cap=C.GREP_NUMBERED_WALK_MAX_BYTES * numbered)
@@ -70,13 +60,11 @@ def rg_search(
     return {r: found[r] for r in target.selected(found)}, numbers
 
 
-def rg_numbers(
-    binary: str, scope: Scope, query: GrepQuery, opened: dict[str, int], deadline: float
-) -> Hits:
+def rg_numbers(binary: str, scope: Scope, query: GrepQuery, opened: dict[str, int]) -> Hits:
     """rg on files named by their jailed descriptors, as text (judged by the walk or the sniff)."""
     named = {f"/proc/self/fd/{fd}": rel for rel, fd in opened.items()}
     args = [*_args(binary, query), "--text", "-j1", "--", query.pattern, *named]  # few files
-    out = _run(args, deadline, opened.values()) if named else b""  # (none: rg would walk `.`)
+    out = _run(args, query, opened.values()) if named else b""  # (none: rg would walk `.`)
     return _parse(out or b"", query, query.mode == "content", named.__getitem__)
 
 
@@ -86,7 +74,7 @@ def _args(binary: str, query: GrepQuery) -> list[str]:
 
 
 def _run(
-    args: list[str], deadline: float, fds: Collection[int], cwd: str | None = None, cap: int = 0
+    args: list[str], query: GrepQuery, fds: Collection[int], cwd: str | None = None, cap: int = 0
 ) -> bytes | None:
     """rg's output (`--no-messages` leaves a bad regex's only): with `cap`, a pipe read as it comes
     (None past `cap`); else a memfd (a pipe's many reads cost more CPU than the search)."""
@@ -98,7 +86,7 @@ def _run(
         os.close(end)
         owned.discard(end)
         poller.register(done, select.POLLIN)  # its EOF says rg exited (no polling)
-        while (left := deadline - time.monotonic()) > 0 and poller.poll(left * 1000):
+        while (left := query.deadline - time.monotonic()) > 0 and poller.poll(left * 1000):
             if not (data := os.read(done, 1 << 16)):
                 child.wait()  # `done` closed as rg exited
                 break
@@ -117,8 +105,7 @@ def _run(
     error = output.decode(errors="replace") if child.returncode == 2 and b"\0" not in output else ""
     if any(m in error for m in _REGEX_ERRORS):
         reason = ([e for e in error.splitlines() if e.startswith("error:")] or [error])[-1]
-        pattern = args[args.index("--") + 1]
-        raise BadToolArguments(f"Grep: invalid regex {pattern!r}: {reason}")
+        raise BadToolArguments(f"Grep: invalid regex {query.pattern!r}: {reason}")
     return output
 
 

@@ -152,6 +152,9 @@ def test_grep_searches_one_file_when_path_is_a_file(shared_git: Path, engine: st
     ]
     ignored = toolbox.run("Grep", {"pattern": "todo", "path": "debug.log"})  # named explicitly
     assert _paths(ignored.text) == ["debug.log"]
+    for mode in ("files_with_matches", "count", "content"):  # a binary file, named: not searched
+        named = {"pattern": "todo", "path": "assets/logo.bin", "output_mode": mode}
+        assert toolbox.run("Grep", named).text.startswith("No matches for 'todo'"), mode
 
 
 def test_grep_refuses_secret_outside_and_missing_paths(shared_git: Path, engine: str) -> None:
