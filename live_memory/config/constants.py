@@ -442,6 +442,12 @@ INDEX_QUEUE_MAX: Final = 4_096  # incremental updates waiting for the index thre
 INDEX_WAL_IDLE_CHECKPOINT_WRITES: Final = 32
 INDEX_WAL_CHECKPOINT_WRITES: Final = 200
 INDEX_TEED_MEMO_MAX: Final = 512  # teed paths per workspace whose indexed bytes are remembered
+# Paths per workspace whose last read from disk is remembered by its stat (index/stat_memo.py:
+# an unchanged file then costs a stat, not a read and a hash). A stat is trusted only when the
+# file's mtime and ctime are older than this when it is taken: git's racy-clean rule, with a
+# margin for coarse timestamps (2 s on FAT; one clock tick on Linux file systems).
+INDEX_STAT_MEMO_MAX: Final = 1_024
+INDEX_STAT_RACY_S: Final = 2.0
 # The index database's format (PRAGMA user_version). A database of an older format is emptied
 # and rebuilt by the next pass: format 1 stores signatures and doc lines redacted.
 INDEX_FORMAT_VERSION: Final = 1

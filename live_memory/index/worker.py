@@ -6,7 +6,10 @@ low-priority daemon thread, never on the actor pool or the event loop:
 
 - incremental updates (teed content, the tools' reads, notifications, the watcher) go first;
   submitting one is an O(1) append to a bounded queue, so /notify never waits on a parse (a
-  full queue drops the update: the next background pass re-checks the file);
+  full queue drops the update: the next background pass re-checks the file). A file already
+  waiting keeps its place and takes the newer update: each update sets the file's rows from
+  its own source, so the last one alone gives the same rows, and a burst of events for one
+  file (a batch of hook requests, a save seen by the hook and the watcher) costs one;
 - then one bounded slice of some workspace's background pass, round robin;
 - after each piece of work the thread sleeps in proportion to the CPU time it used, so it
   stays within INDEX_CPU_SHARE of one core however much is left to index.
@@ -47,7 +50,10 @@ class SymbolIndexes:
         self.open_stores = OpenStores(C.INDEX_OPEN_DATABASES_MAX)
         self._users: dict[str, int] = {}
         self._passes: dict[str, Iterator[None]] = {}
-        self._updates: deque[tuple[WorkspaceIndex, str, bytes | None]] = deque()
+        self._updates: deque[tuple[int, str]] = deque()
+        """Waiting updates' keys (id of the index, path as given), in arrival order."""
+        self._waiting: dict[tuple[int, str], tuple[WorkspaceIndex, str, bytes | None]] = {}
+        """The update each key stands for (the job holds its index, so the id stays its)."""
         self._cond = threading.Condition()
         self._stopped = False
         self._idle = threading.Event()
@@ -98,7 +104,10 @@ class SymbolIndexes:
             self._users.pop(key, None)
             index = self._open.pop(key, None)
             self._passes.pop(key, None)
-            self._updates = deque(u for u in self._updates if u[0] is not index)
+            if index is not None:
+                mine = id(index)
+                self._updates = deque(k for k in self._updates if k[0] != mine)
+                self._waiting = {k: job for k, job in self._waiting.items() if k[0] != mine}
         if index is not None:
             index.store.close()
 
@@ -122,11 +131,14 @@ class SymbolIndexes:
 
     def submit(self, index: WorkspaceIndex, path: str, content: bytes | None = None) -> bool:
         """Queue one file's update; False when the queue is full (the update is dropped)."""
+        key = (id(index), path)
         with self._cond:
-            if len(self._updates) >= C.INDEX_QUEUE_MAX:
-                self.dropped_updates += 1
-                return False
-            self._updates.append((index, path, content))
+            if key not in self._waiting:
+                if len(self._updates) >= C.INDEX_QUEUE_MAX:
+                    self.dropped_updates += 1
+                    return False
+                self._updates.append(key)
+            self._waiting[key] = (index, path, content)  # the newest update of the file
             self._idle.clear()
             self._cond.notify()
         return True
@@ -158,7 +170,7 @@ class SymbolIndexes:
         with self._cond:
             while not self._stopped:
                 if self._updates:
-                    return self._updates.popleft()
+                    return self._waiting.pop(self._updates.popleft())
                 if self._passes:
                     key = next(iter(self._passes))
                     work = self._passes.pop(key)

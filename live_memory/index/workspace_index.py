@@ -1,9 +1,10 @@
 """One workspace's symbol index: incremental updates, the background pass, and queries.
 
 Files are read through the tools' jail (no secret file, nothing outside the root) and only
-source files in the monitoring scope are indexed. An update is skipped when the stored content
-hash is unchanged; the background pass skips a file whose size and mtime are unchanged, so a
-restart over a persisted index costs one directory listing and a stat per file.
+source files in the monitoring scope are indexed. An update from disk costs only a stat when
+the file's stat is the one it was last read at (index/stat_memo.py), and stores nothing when
+the content hash is unchanged; the background pass skips a file whose size and mtime are
+unchanged, so a restart over a persisted index costs one directory listing and a stat per file.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from live_memory.index.completion import Completion
 from live_memory.index.core_map import symbol_line
 from live_memory.index.extract import FileSymbols, extract_symbols
 from live_memory.index.languages import grammar_for, language_of
+from live_memory.index.stat_memo import ABSENT, StatMemo, stat_key
 from live_memory.index.store import FileStamp, SymbolRow, SymbolStore
 from live_memory.path_glob import glob_set
 from live_memory.tools import list_workspace_files, read_workspace_bytes
@@ -75,6 +77,8 @@ class WorkspaceIndex:
         self.completed = completed if completed is not None else Completion()
         """Set when a background pass has finished (the core map is then complete); the
         server's indexes share one condition (`SymbolIndexes`)."""
+        self.stat_memo = StatMemo()
+        """Files last read from disk by an update, by their stat (the index thread's only)."""
 
     # --- what is indexed -----------------------------------------------------------------
     def wanted(self, rel: str) -> bool:
@@ -101,23 +105,35 @@ class WorkspaceIndex:
         rel = self.relative(path)
         if rel is None or not self.wanted(rel):
             return False
-        item = self._parse(rel, content, self.store.stamp(rel))
-        if item is None:
-            return False
+        taken_ns = time.time_ns()  # before the stat: the racy rule compares with it
+        st = _stat(self.root / rel)
+        key = ABSENT if st is None else stat_key(st)
+        if content is None and self.stat_memo.unchanged(rel, key):
+            return False  # read from disk at this very stat already (index/stat_memo.py)
+        item = self._parse(rel, content, self.store.stamp(rel), st)
         if isinstance(item, tuple):
             self.store.put_many([item])
-        else:
+        elif item is not None:
             self.store.remove([rel])
+        if content is None:
+            self.stat_memo.read(rel, key, taken_ns)
+        else:  # teed bytes: not necessarily what the disk holds
+            self.stat_memo.forget(rel)
+        if item is None:
+            return False
         self.generation += 1
         return True
 
     def _parse(
-        self, rel: str, content: bytes | None, known: FileStamp | None
+        self,
+        rel: str,
+        content: bytes | None,
+        known: FileStamp | None,
+        st: os.stat_result | None,
     ) -> tuple[str, FileStamp, FileSymbols] | str | None:
-        """(rel, stamp, symbols) to store, "gone" to drop, None when nothing changed."""
-        try:
-            st = os.stat(self.root / rel)
-        except OSError:
+        """(rel, stamp, symbols) to store, "gone" to drop, None when nothing changed; `st`
+        is the file's stat (None: it is not there)."""
+        if st is None:
             return "gone" if known else None
         if st.st_size > C.INDEX_MAX_FILE_BYTES and content is None:
             stamp = FileStamp("", st.st_size, st.st_mtime_ns)
@@ -154,15 +170,18 @@ class WorkspaceIndex:
         gone = set(stamps).difference(listed)
         if gone:
             self.store.remove(gone)
+            for rel in gone:  # an update must not take it for unchanged and leave it out
+                self.stat_memo.forget(rel)
             self.generation += 1
         yield
         batch: list[tuple[str, FileStamp, FileSymbols]] = []
         started = time.monotonic()
         for rel in listed:
             known = stamps.get(rel)
-            if known is not None and _unchanged(self.root / rel, known):
+            st = _stat(self.root / rel)
+            if known is not None and st is not None and _unchanged(st, known):
                 continue
-            item = self._parse(rel, None, known)
+            item = self._parse(rel, None, known, st)
             if isinstance(item, tuple):
                 batch.append(item)
             if len(batch) >= C.INDEX_SLICE_FILES or time.monotonic() - started > (
@@ -217,9 +236,12 @@ class WorkspaceIndex:
         )
 
 
-def _unchanged(path: Path, known: FileStamp) -> bool:
+def _stat(path: Path) -> os.stat_result | None:
     try:
-        st = os.stat(path)
+        return os.stat(path)
     except OSError:
-        return False
+        return None
+
+
+def _unchanged(st: os.stat_result, known: FileStamp) -> bool:
     return st.st_size == known.size and st.st_mtime_ns == known.mtime_ns

@@ -4,6 +4,7 @@ persistence across a restart, the core map and the per-question lookup."""
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from live_memory.config import constants as C
 from live_memory.index import SymbolIndexes, WorkspaceIndex, question_names, render_core_map
 from live_memory.index.lookup import lookup_symbols
+from live_memory.index.stat_memo import StatMemo
 from tests.support.repo import make_repo
 
 SECRETS = (".env", ".env*", "*.pem")
@@ -214,3 +216,72 @@ def test_a_failing_update_of_an_open_index_is_still_logged_as_one(
     assert indexes.wait_idle(30)
     failed = [r for r in caplog.records if r.getMessage() == "symbol index work failed"]
     assert len(failed) == 1 and failed[0].levelno == logging.ERROR
+
+
+def _count_parses(index: WorkspaceIndex) -> list[str]:
+    parsed: list[str] = []
+    original = index._parse
+
+    def counting(rel: str, *args: object) -> object:
+        parsed.append(rel)
+        return original(rel, *args)  # type: ignore[arg-type]
+
+    index._parse = counting  # type: ignore[method-assign,assignment]
+    return parsed
+
+
+def test_an_unchanged_file_costs_a_stat_and_an_edit_keeping_size_and_mtime_is_seen(
+    tmp_path: Path, indexes: SymbolIndexes
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = _open(indexes, repo)
+    index.stat_memo = StatMemo(racy_s=0.0)  # trust a stat taken any time after the write
+    parsed = _count_parses(index)
+    assert not index.update("app/core.py")  # read and hashed: the rows are up to date
+    assert not index.update(str(repo / "app/core.py")) and not index.update("app/core.py")
+    assert not index.update("app/missing.py") and not index.update("app/missing.py")
+    assert parsed == ["app/core.py", "app/missing.py"]  # then the stat alone
+    # Same size and mtime (restored), other bytes: the ctime moved, so it is read again.
+    path = repo / "app/core.py"
+    before = path.stat()
+    path.write_text(path.read_text().replace("load_config", "load_cfg_xx"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+    assert index.update("app/core.py")
+    assert [r.location for r in index.find("load_cfg_xx")] == ["app/core.py:1"]
+    # Teed bytes need not be the disk's: the next update from disk reads it again.
+    assert index.update("app/core.py", b"def teed_only(): pass\n")
+    assert index.update("app/core.py") and index.find("teed_only") == []
+    assert parsed.count("app/core.py") == 4
+
+
+def test_a_file_read_soon_after_its_last_write_is_read_again(
+    tmp_path: Path, indexes: SymbolIndexes
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = _open(indexes, repo)
+    index.stat_memo = StatMemo(racy_s=3600.0)  # every file here was written within the window
+    parsed = _count_parses(index)
+    for _ in range(3):
+        assert not index.update("app/core.py")
+    assert parsed == ["app/core.py"] * 3  # a same-tick write would not show in its stat
+    assert len(index.stat_memo) == 0
+
+
+def test_updates_waiting_for_one_file_collapse_into_the_newest(
+    tmp_path: Path, indexes: SymbolIndexes
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = _open(indexes, repo)
+    parsed = _count_parses(index)
+    count = C.INDEX_QUEUE_MAX + 10
+    with indexes._cond:  # the index thread takes no job while this (reentrant) lock is held
+        for i in range(count):
+            code = f"def version_{i}():\n    pass\n".encode()
+            assert indexes.submit(index, "app/core.py", code)  # one waiting job: none dropped
+        assert indexes.submit(index, "app/parse.py")  # another file keeps its own place
+    assert indexes.wait_idle(30)
+    assert indexes.dropped_updates == 0
+    assert parsed == ["app/core.py", "app/parse.py"]
+    assert [r.location for r in index.find(f"version_{count - 1}")] == ["app/core.py:1"]
+    assert index.find("version_0") == [] and index.find("load_config") == []
