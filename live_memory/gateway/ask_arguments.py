@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import WithJsonSchema
+from pydantic import SkipValidation, WithJsonSchema
 
 from live_memory.config import constants as C
 from live_memory.errors import InputError, PayloadTooLarge
@@ -57,8 +57,12 @@ ANSWER_TOKENS_SCHEMA: dict[str, Any] = {
 
 # Parameter types for the MCP tool functions: the SDK publishes the schema as given and
 # hands the raw JSON value through, so the functions below are the only validation.
-QuestionParam = Annotated[object, WithJsonSchema(QUESTION_SCHEMA)]
-CwdParam = Annotated[object, WithJsonSchema(CWD_SCHEMA)]
+# The two strings are declared `str` with validation skipped (the value still arrives as
+# sent): for any other annotation the SDK first tries each string as JSON, so a question
+# such as `["a", "b"]` reached `question` as a list and was refused, and every call paid two
+# failed JSON parses.
+QuestionParam = Annotated[str, SkipValidation, WithJsonSchema(QUESTION_SCHEMA)]
+CwdParam = Annotated[str, SkipValidation, WithJsonSchema(CWD_SCHEMA)]
 AnswerTokensParam = Annotated[object, WithJsonSchema(ANSWER_TOKENS_SCHEMA)]
 
 

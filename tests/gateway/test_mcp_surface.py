@@ -122,6 +122,18 @@ def test_one_validation_refuses_the_same_values_on_mcp_and_rest(
         assert is_error and rest.json()["error"] in text, (rest.text, text)
 
 
+def test_a_question_that_reads_as_json_is_asked_as_written(
+    edge_server: ServerProcess, edge_repo: Path
+) -> None:
+    # The SDK tries a string argument as JSON unless it is declared `str`: these reached the
+    # question's validation as a list and a dict, and MCP refused what REST answered.
+    for text in ('["where", "is", "frobnicate"]', '{"where": "frobnicate"}'):
+        body = {"question": text, "cwd": str(edge_repo)}
+        assert _rest_ask(edge_server.url, body).status_code == 200
+        is_error, answer = _mcp_ask(edge_server.url, body)
+        assert not is_error, answer
+
+
 def _rpc(server: ServerProcess, message: object) -> httpx.Response:
     return httpx.post(
         f"{server.url}/mcp", content=json.dumps(message), headers=MCP_HEADERS, timeout=30
