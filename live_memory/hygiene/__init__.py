@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from live_memory.hygiene.binary import looks_binary
-from live_memory.hygiene.secret import is_secret_path, redact_lines, redact_secrets
+from live_memory.hygiene.secret import redact_lines, redact_secrets
+from live_memory.hygiene.secret_paths import is_secret_path
 
 __all__ = ["is_secret_path", "looks_binary", "redact_lines", "redact_secrets"]

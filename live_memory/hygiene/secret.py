@@ -1,15 +1,13 @@
 """Secret files and secret-looking text: what must never reach the model verbatim.
 
-Two layers. `is_secret_path` keeps whole files (`.env`, keys, credential stores) out of every
-tool. `redact_secrets` masks tokens that slipped into ordinary files (an API key pasted into a
-config, a private key in a fixture). Redaction keeps the line count, so `cat -n` style line
-numbers and Grep hits still point at the right lines.
+Two layers. `is_secret_path` (hygiene/secret_paths.py) keeps whole files (`.env`, keys,
+credential stores) out of every tool. `redact_secrets` masks tokens that slipped into ordinary
+files (an API key pasted into a config, a private key in a fixture). Redaction keeps the line
+count, so `cat -n` style line numbers and Grep hits still point at the right lines.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -20,66 +18,7 @@ from live_memory.config.constants import (
 )
 from live_memory.hygiene.secret_patterns import TOKEN_PATTERNS
 
-__all__ = ["is_secret_path", "redact_lines", "redact_secrets"]
-
-
-def is_secret_path(rel_path: str, patterns: Sequence[str]) -> bool:
-    """True when `rel_path` (workspace-relative) matches a secret pattern.
-
-    Each pattern is tried on the basename and on the whole path, case-insensitively: a file
-    named `.ENV` or `Server.KEY` is as secret as its lower-case twin.
-    """
-    if not patterns:
-        return False
-    path = rel_path.replace("\\", "/").strip("/").lower()
-    matcher = _matcher(tuple(patterns))
-    return matcher.matches(path.rpartition("/")[2]) or matcher.matches(path)
-
-
-class _Matcher:
-    """fnmatch for a fixed pattern set, with plain string tests for the common shapes.
-
-    Listing tools test every file of a large workspace; `*.pem`, `id_rsa*` and `.netrc` are
-    endswith / startswith / equality checks, far cheaper than a regex per pattern.
-    """
-
-    __slots__ = ("exact", "prefixes", "regex", "suffixes")
-
-    def __init__(self, patterns: tuple[str, ...]) -> None:
-        exact: set[str] = set()
-        prefixes: list[str] = []
-        suffixes: list[str] = []
-        complex_patterns: list[str] = []
-        for pattern in (p.lower() for p in patterns):
-            if not _has_wildcard(pattern):
-                exact.add(pattern)
-            elif pattern.endswith("*") and not _has_wildcard(pattern[:-1]):
-                prefixes.append(pattern[:-1])
-            elif pattern.startswith("*") and not _has_wildcard(pattern[1:]):
-                suffixes.append(pattern[1:])
-            else:
-                complex_patterns.append(fnmatch.translate(pattern))
-        self.exact = frozenset(exact)
-        self.prefixes = tuple(prefixes)
-        self.suffixes = tuple(suffixes)
-        self.regex = re.compile("|".join(complex_patterns)) if complex_patterns else None
-
-    def matches(self, text: str) -> bool:
-        return (
-            text in self.exact
-            or text.startswith(self.prefixes)
-            or text.endswith(self.suffixes)
-            or (self.regex is not None and self.regex.match(text) is not None)
-        )
-
-
-def _has_wildcard(pattern: str) -> bool:
-    return any(char in pattern for char in "*?[")
-
-
-@functools.lru_cache(maxsize=32)
-def _matcher(patterns: tuple[str, ...]) -> _Matcher:
-    return _Matcher(patterns)
+__all__ = ["redact_lines", "redact_secrets"]
 
 
 # --- tokens with a recognisable shape: see secret_patterns (maintained rule sets) -------
@@ -125,9 +64,14 @@ _IDENTIFIER_LIKE = re.compile(r"[A-Za-z0-9_-]+")
 _SEGMENT = re.compile(r"[_-]")
 _KEY_HINTS = ("pass", "secret", "token", "key", "credential")
 _ENV_HINTS = ("TOKEN", "SECRET", "PASS", "PWD", "KEY", "AUTH", "CREDENTIAL")
-_BEARER_HINTS = ("bearer", "token ", "basic ")
-# Every hint above, case-insensitively: a line without one has no assignment to redact.
-_ANY_HINT = re.compile(r"://|bearer|token|basic |pass|secret|key|credential|pwd|auth", re.I)
+_BEARER_HINTS = ("bearer", "token", "basic")  # what _BEARER itself needs (a tab may follow)
+# Every hint above, case-insensitively: a line without one has no assignment to redact. Each
+# rule's gate is a word its pattern cannot match without, and no pattern spans a line, so the
+# rules give the same result over each hinted line alone as over the whole text.
+_ANY_HINT = re.compile(r"://|bearer|token|basic|pass|secret|key|credential|pwd|auth", re.I)
+# The gates of _redact_assignments, as it tests them: on the text, and on its lower case.
+_CASED_GATES = ("://", *_ENV_HINTS)
+_LOWERED_GATES = (*_BEARER_HINTS, *_KEY_HINTS)
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _DOTTED_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PLAIN_PUNCTUATION = frozenset("_-./:")
@@ -150,7 +94,7 @@ def redact_secrets(text: str) -> tuple[str, int]:
     if "PRIVATE KEY" in text:
         text, count = _redact_pem_blocks(text)
     text, found = _redact_tokens(text)
-    text, more = _redact_assignments(text)
+    text, more = _redact_hinted_lines(text)
     return text, count + found + more
 
 
@@ -172,6 +116,35 @@ def _redact_tokens(text: str) -> tuple[str, int]:
             text, found = pattern.subn(SECRET_REDACTION, text)
             count += found
     return text, count
+
+
+def _redact_hinted_lines(text: str) -> tuple[str, int]:
+    """The assignment rules on each line where one of their gates opens, the others untouched
+    (no rule's pattern spans a line, so this is what they give over the whole text). Over a
+    file of ordinary code the case-insensitive patterns cost ~0.8 ms per KB (30 ms for a
+    38 KB module, on every teed read and every Read); the gates are found with str.find."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a character lower-cases to two: positions would differ
+        lines = [_redact_assignments(line) for line in text.split("\n")]
+        return "\n".join(line for line, _ in lines), sum(found for _, found in lines)
+    starts: set[int] = set()
+    for haystack, hints in ((text, _CASED_GATES), (lowered, _LOWERED_GATES)):
+        for hint in hints:
+            at = haystack.find(hint)
+            while at >= 0:
+                starts.add(text.rfind("\n", 0, at) + 1)
+                at = haystack.find("\n", at)
+                at = haystack.find(hint, at) if at >= 0 else -1  # on the next lines
+    parts: list[str] = []
+    count = done = 0
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line, found = _redact_assignments(text[start:end])
+        parts += (text[done:start], line)
+        count, done = count + found, end
+    parts.append(text[done:])
+    return "".join(parts), count
 
 
 def _redact_assignments(text: str) -> tuple[str, int]:

@@ -1,17 +1,19 @@
 """The cheap ways through redaction give exactly what the plain way gives: `redact_lines`
-(one call for many lines) against `redact_secrets` per line, and the token patterns written
-to start on a literal against the rule sets' originals (kept here as the reference), on text
-built from pieces of every secret shape, key word and separator the rules look at."""
+(one call for many lines) against `redact_secrets` per line, `redact_secrets` (the assignment
+rules on the hinted lines only) against the rules over the whole text, and the token patterns
+written to start on a literal against the rule sets' originals (kept here as the reference), on
+text built from pieces of every secret shape, key word and separator the rules look at."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from live_memory.hygiene import redact_lines, redact_secrets
+from live_memory.hygiene.secret import _redact_assignments, _redact_tokens
 from live_memory.hygiene.secret_patterns import TOKEN_PATTERNS
 from tests.hygiene.test_secret import ANTHROPIC, AWS, GITHUB, GITHUB_PAT, JWT, OPENAI, SLACK
 
@@ -99,6 +101,19 @@ LINES = st.lists(LINE.map(lambda line: line.replace("\n", " ")), max_size=8)
 @given(LINES)
 def test_lines_redacted_in_one_call_are_redacted_as_each_alone(lines: list[str]) -> None:
     assert redact_lines(lines) == [redact_secrets(line)[0] for line in lines]
+
+
+@settings(max_examples=400, deadline=None)
+@given(LINES)
+@example(["token x", "Basic\tQWxhZGRpbjpvcGVuIHNlc2FtZQ12"])  # a gate seen on another line
+@example(['\u0130 api_key = "a1B2c3D4e5F6g7H8"', "x"])  # lower-cases longer: line by line
+def test_the_assignment_rules_on_hinted_lines_give_what_they_give_over_the_whole_text(
+    lines: list[str],
+) -> None:
+    text = "\n".join(lines)
+    tokens, found = _redact_tokens(text)
+    plain, more = _redact_assignments(tokens)  # every rule over the whole text at once
+    assert redact_secrets(text) == (plain, found + more)
 
 
 def test_a_key_block_among_the_lines_is_still_judged_line_by_line() -> None:
