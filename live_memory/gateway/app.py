@@ -35,6 +35,7 @@ from live_memory.gateway.notify_fast_path import NotifyFastPath
 from live_memory.gateway.routes import build_routes
 from live_memory.gateway.service import LiveMemoryService
 from live_memory.gateway.spool_replay import SpoolDrain
+from live_memory.gateway.startup_heap import set_aside_startup_heap
 from live_memory.gateway.ui.auth import DashboardAuth
 from live_memory.gateway.ui.pages import build_ui_routes
 
@@ -101,6 +102,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
                 mcp_server.lifespan(mcp_server) as mcp_state,
             ):
                 app.state.mcp_single = SingleCall(mcp_server, mcp_state)
+                await asyncio.to_thread(set_aside_startup_heap)  # ready: what lives on
                 try:
                     yield
                 finally:
