@@ -16,7 +16,7 @@ from live_memory.config.constants import DEFAULT_SECRET_PATH_PATTERNS
 from live_memory.hygiene import is_secret_path
 from live_memory.path_glob import glob_set
 from live_memory.tools.listing import list_workspace_files
-from live_memory.tools.tree_budget import DirNode, render_budgeted
+from live_memory.tools.tree_budget import DirNode, collapsed, render_budgeted
 
 __all__ = ["build_directory_tree", "list_workspace_files", "render_tree"]
 
@@ -99,15 +99,6 @@ def _count(top: DirNode) -> None:
         node.count = len(node.files) + sum(child.count for child in node.dirs.values())
 
 
-def _collapsed(node: DirNode) -> tuple[str, DirNode]:
-    """Fold a chain of single-child directories (`src/main/java/`) into one line."""
-    name = node.name
-    while len(node.dirs) == 1 and not node.files:
-        node = next(iter(node.dirs.values()))
-        name = f"{name}/{node.name}"
-    return name, node
-
-
 def _children(node: DirNode) -> list[DirNode | str]:
     """Directories first, then files, each sorted: the order every render uses."""
     ordered: list[DirNode | str] = [node.dirs[name] for name in sorted(node.dirs)]
@@ -131,7 +122,7 @@ def _render(top: DirNode, *, budget: int) -> tuple[str, int] | None:
             line = indent + item
             shown += 1
         else:
-            name, node = _collapsed(item)
+            name, node = collapsed(item)
             line = f"{indent}{name}/"
             stack.extend((child, depth + 1) for child in reversed(_children(node)))
         used += len(line) + 1

@@ -19,7 +19,7 @@ Everything is iterative (a 10,000-level tree has no recursion to exhaust) and de
 
 from __future__ import annotations
 
-__all__ = ["DirNode", "render_budgeted"]
+__all__ = ["DirNode", "collapsed", "render_budgeted"]
 
 _INDENT = "  "
 
@@ -41,7 +41,8 @@ def _files(count: int) -> str:
     return f"{count} file" if count == 1 else f"{count} files"
 
 
-def _collapsed(node: DirNode) -> tuple[str, DirNode]:
+def collapsed(node: DirNode) -> tuple[str, DirNode]:
+    """Fold a chain of single-child directories (`src/main/java/`) into one line."""
     name = node.name
     while len(node.dirs) == 1 and not node.files:
         node = next(iter(node.dirs.values()))
@@ -54,7 +55,7 @@ _Child = tuple[str, DirNode | None]
 
 
 def _ordered(node: DirNode) -> list[_Child]:
-    dirs = [_collapsed(d) for d in node.dirs.values()]
+    dirs = [collapsed(d) for d in node.dirs.values()]
     dirs.sort(key=lambda item: (-item[1].count, item[0]))
     children: list[_Child] = [(f"{name}/ ({_files(end.count)})", end) for name, end in dirs]
     children.extend((name, None) for name in sorted(node.files))
