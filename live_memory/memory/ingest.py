@@ -116,7 +116,11 @@ class Ingestor:
             return kind == "write" and self._changed_without_content(window, rel)
         raw = content.encode("utf-8", "replace")
         digest = hashlib.sha256(raw).hexdigest()
-        clean, _ = redact_secrets(content)
+        # Bytes already held (an agent re-reading a file, hooks re-sending it) were redacted
+        # when first held, and observe only marks them used: not redacted again.
+        clean = window.held_content(rel, digest)
+        if clean is None:
+            clean, _ = redact_secrets(content)
         window.observe(rel, clean, digest, len(raw), held_cap=self.max_held_bytes)
         return True
 

@@ -59,7 +59,7 @@ class Window(WindowBudget):
         observed bytes held are at most `held_cap` (this file's too, if it alone is larger).
         """
         old = self._files.get(path)
-        if old and old.sha256 == sha256 and old.content is not None and old.state == "current":
+        if self.held_content(path, sha256) is not None and old is not None:
             self._files[path] = replace(old, last_used=self._tick())
             return False
         if old and old.source == "observed" and source == "preloaded":
@@ -77,6 +77,14 @@ class Window(WindowBudget):
         if old is None:
             self._bound_manifest()
         return True
+
+    def held_content(self, path: str, sha256: str) -> str | None:
+        """The content held for `path` when it is current and has this hash (`observe` of
+        the same bytes then only marks the file used), else None."""
+        old = self._files.get(path)
+        if old and old.sha256 == sha256 and old.content is not None and old.state == "current":
+            return old.content
+        return None
 
     def record_read(self, path: str, sha256: str, size: int) -> None:
         """The model read a file through its tools: remember it in the manifest."""

@@ -157,6 +157,18 @@ def test_secret_looking_lines_are_redacted_but_the_hash_is_of_the_real_bytes(rep
     assert ctx.sha256 == sha(text)
 
 
+def test_the_same_bytes_teed_again_keep_their_redaction_and_count_as_used(repo: Path) -> None:
+    ingestor, window = fresh(repo, max_held_bytes=2 * 1024)
+    text = f'OPENAI_API_KEY = "{API_KEY}"\n' + "x = 1\n" * 120
+    assert ingestor.apply(window, "a.py", "read", text)
+    assert ingestor.apply(window, "b.py", "read", "y = 2\n" * 120)
+    held = window.files["a.py"].content
+    assert ingestor.apply(window, "a.py", "read", text)  # held already: not redacted again
+    assert window.files["a.py"].content == held and API_KEY not in (held or "")
+    assert ingestor.apply(window, "c.py", "read", "z = 3\n" * 120)  # sheds the least used
+    assert [p for p, f in window.files.items() if f.content is not None] == ["a.py", "c.py"]
+
+
 def test_oversize_content_is_not_held(repo: Path) -> None:
     ingestor, window = fresh(repo, max_file_bytes=100)
     assert ingestor.apply(window, "big.txt", "read", "x" * 101) is False
