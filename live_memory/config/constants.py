@@ -228,10 +228,6 @@ SNAPSHOT_FORMAT_VERSION: Final = 1
 SNAPSHOT_SUFFIX: Final = ".json"
 SNAPSHOT_UNSETTLED_SUFFIX: Final = ".pending"  # appended: a save waiting for its fsync
 SNAPSHOT_HEAD_BYTES: Final = 8192  # what listing the stored workspaces reads of each file
-# A save is settled (fsynced, renamed over the snapshot) this long after it was written, so
-# the answers a client asks back to back share one fsync and the settling runs between them,
-# not beside the reply that follows the save. Only a power loss within it loses more.
-SNAPSHOT_SETTLE_DELAY_S: Final = 0.5
 
 # --- actors -------------------------------------------------------------------------------
 PASSIVATE_AFTER_IDLE_S: Final = 900.0
