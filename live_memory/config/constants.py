@@ -94,7 +94,6 @@ GREP_READ_BLOCK_BYTES: Final = 256 * 1024  # content mode reads a shown file's l
 # content mode's one `rg -n` walk stops past this much output: a -c walk then counts, and rg
 # numbers only the files shown (one record is ~35 bytes plus the path; 20k files: ~17 MB)
 GREP_NUMBERED_WALK_MAX_BYTES: Final = 1024 * 1024
-GREP_STDERR_MAX_BYTES: Final = 64 * 1024  # rg's messages kept (--no-messages: a few lines)
 TOOL_MAX_RESULT_LIMIT: Final = 2000  # upper bound for head_limit / limit arguments
 FIND_PATHS_MAX_DEPTH: Final = 32
 GIT_SEARCH_MAX_LIMIT: Final = 100
