@@ -46,6 +46,18 @@ def _open(symbols: SymbolIndexes, repo: Path) -> WorkspaceIndex:
     return index
 
 
+def _count_parses(index: WorkspaceIndex) -> list[str]:
+    parsed: list[str] = []
+    original = index._parse
+
+    def counting(rel: str, *args: object) -> object:
+        parsed.append(rel)
+        return original(rel, *args)  # type: ignore[arg-type]
+
+    index._parse = counting  # type: ignore[method-assign,assignment]
+    return parsed
+
+
 def test_background_pass_indexes_every_source_file_but_secrets(
     tmp_path: Path, indexes: SymbolIndexes
 ) -> None:
@@ -80,14 +92,7 @@ def test_incremental_update_and_delete_and_restart_without_reparsing(
     try:
         reopened = again.open(repo, secret_patterns=SECRETS)
         assert reopened.find("load_config")[0].line == 3  # persisted, before any pass
-        parsed: list[str] = []
-        original = reopened._parse
-
-        def counting(rel: str, *args: object) -> object:
-            parsed.append(rel)
-            return original(rel, *args)  # type: ignore[arg-type]
-
-        reopened._parse = counting  # type: ignore[method-assign,assignment]
+        parsed = _count_parses(reopened)
         assert reopened.completed.wait(30)
         assert parsed == []  # unchanged size+mtime: no file read or parsed again
     finally:
@@ -216,18 +221,6 @@ def test_a_failing_update_of_an_open_index_is_still_logged_as_one(
     assert indexes.wait_idle(30)
     failed = [r for r in caplog.records if r.getMessage() == "symbol index work failed"]
     assert len(failed) == 1 and failed[0].levelno == logging.ERROR
-
-
-def _count_parses(index: WorkspaceIndex) -> list[str]:
-    parsed: list[str] = []
-    original = index._parse
-
-    def counting(rel: str, *args: object) -> object:
-        parsed.append(rel)
-        return original(rel, *args)  # type: ignore[arg-type]
-
-    index._parse = counting  # type: ignore[method-assign,assignment]
-    return parsed
 
 
 def test_an_unchanged_file_costs_a_stat_and_an_edit_keeping_size_and_mtime_is_seen(
