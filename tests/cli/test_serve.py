@@ -9,11 +9,11 @@ import subprocess
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from live_memory.cli import ServeLock, ServeLockHeld
 from tests.cli.conftest import clean_env, serve_argv
+from tests.support import loopback
 from tests.support.server_process import ServerProcess, free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -65,7 +65,7 @@ def test_a_second_real_server_on_the_port_exits_at_once_and_sigterm_exits_0(
         expected = f"another live-memory server already holds port {server.port} "
         assert f"{expected}(pid {server.proc.pid})" in second.stderr
         print(f"\nsecond `serve` refused in {elapsed:.2f} s")
-        assert httpx.get(f"{server.url}/health", timeout=5).status_code == 200
+        assert loopback.get(f"{server.url}/health", timeout=5).status_code == 200
     finally:
         code = server.stop(signal.SIGTERM)
     assert code == 0
@@ -77,7 +77,7 @@ def test_sigusr1_dumps_every_threads_stack_and_keeps_serving(tmp_path: Path) -> 
         assert server.proc is not None
         os.kill(server.proc.pid, signal.SIGUSR1)
         # faulthandler writes from the C signal handler; a round trip after it has surely run.
-        assert httpx.get(f"{server.url}/health", timeout=5).status_code == 200
+        assert loopback.get(f"{server.url}/health", timeout=5).status_code == 200
     finally:
         assert server.stop() == 0
     log = server.log.read_text()

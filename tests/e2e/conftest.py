@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
+from tests.support import loopback
 from tests.support.fakes import FakeProvider
 from tests.support.repo import make_repo
 
@@ -43,6 +43,6 @@ def provider_env(fake: FakeProvider, wire: str) -> dict[str, str]:
 def ensure_workspace(url: str, repo: Path) -> None:
     """Create the workspace if the server has none for `repo` (a notification alone creates
     nothing; a clear does, without a model call). Leaves an existing one untouched."""
-    stats = httpx.get(f"{url}/stats", params={"cwd": str(repo)}, timeout=30)
+    stats = loopback.get(f"{url}/stats", params={"cwd": str(repo)}, timeout=30)
     if stats.status_code == 404:
-        httpx.post(f"{url}/clear", json={"cwd": str(repo)}, timeout=30).raise_for_status()
+        loopback.post(f"{url}/clear", json={"cwd": str(repo)}, timeout=30).raise_for_status()

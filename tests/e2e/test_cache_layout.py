@@ -7,10 +7,10 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.e2e.conftest import ensure_workspace, provider_env
+from tests.support import loopback
 from tests.support.app_server import AppServer, RunningServer
 from tests.support.fakes import FakeProvider, Text
 from tests.support.prompts import without_cache_control as _strip
@@ -30,7 +30,7 @@ def _markers(value: Any) -> int:
 
 def _notify(server: RunningServer, repo: Path, events: list[dict[str, str]]) -> None:
     ensure_workspace(server.url, repo)
-    reply = httpx.post(f"{server.url}/notify", json={"cwd": str(repo), "events": events})
+    reply = loopback.post(f"{server.url}/notify", json={"cwd": str(repo), "events": events})
     assert reply.status_code == 200, reply.text
 
 
@@ -49,7 +49,7 @@ def test_each_request_up_to_its_trailing_turn_is_a_prefix_of_the_next(
             server, repo, [{"path": "src/app.py", "kind": "read", "content": "def answer(): 42"}]
         )
         for i in range(QUESTIONS):
-            reply = httpx.post(
+            reply = loopback.post(
                 f"{server.url}/api/ask",
                 json={"question": f"question {i}?", "cwd": str(repo)},
                 timeout=30,
@@ -91,7 +91,7 @@ def test_no_breakpoint_is_placed_on_a_prefix_below_the_models_minimum(
     with AppServer(tmp_path / "data", env) as server:
         first = {"path": "src/app.py", "kind": "read", "content": "def answer(): 42"}
         _notify(server, repo, [first])
-        reply = httpx.post(
+        reply = loopback.post(
             f"{server.url}/api/ask", json={"question": "q?", "cwd": str(repo)}, timeout=30
         )
         assert reply.status_code == 200, reply.text
@@ -111,13 +111,13 @@ def test_a_history_past_the_minimum_gets_its_breakpoint_though_the_prefix_is_sho
     big = "".join(f"def function_{n}(x):\n    return x * {n}\n" for n in range(800))
     with AppServer(tmp_path / "data", env) as server:
         _notify(server, repo, [{"path": "src/app.py", "kind": "read", "content": "x = 1"}])
-        first = httpx.post(
+        first = loopback.post(
             f"{server.url}/api/ask", json={"question": "q1?", "cwd": str(repo)}, timeout=30
         )
         assert first.status_code == 200, first.text
         # Read after the window froze: it reaches the model as a history delta (~8k tokens).
         _notify(server, repo, [{"path": "src/big.py", "kind": "read", "content": big}])
-        second = httpx.post(
+        second = loopback.post(
             f"{server.url}/api/ask", json={"question": "q2?", "cwd": str(repo)}, timeout=30
         )
         assert second.status_code == 200, second.text

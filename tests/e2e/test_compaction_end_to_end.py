@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.e2e.conftest import ensure_workspace, provider_env
+from tests.support import loopback
 from tests.support.app_server import AppServer, RunningServer
 from tests.support.fakes import Error, FakeProvider, Recorded, Reply, Text
 
@@ -32,7 +32,7 @@ def _responder(recorded: Recorded) -> Reply:
 
 
 def _ask(server: RunningServer, repo: Path, question: str) -> dict[str, object]:
-    reply = httpx.post(
+    reply = loopback.post(
         f"{server.url}/api/ask", json={"question": question, "cwd": str(repo)}, timeout=30
     )
     assert reply.status_code == 200, reply.text
@@ -53,7 +53,7 @@ def test_overflow_compacts_to_the_floor_with_a_neutral_summary_and_provenance(
         ]
         big.append({"path": "src/parser.py", "kind": "read", "content": "def tokenize(): ..."})
         ensure_workspace(server.url, repo)
-        httpx.post(
+        loopback.post(
             f"{server.url}/notify", json={"cwd": str(repo), "events": big}
         ).raise_for_status()
         stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
@@ -69,7 +69,7 @@ def test_overflow_compacts_to_the_floor_with_a_neutral_summary_and_provenance(
         assert stats["context"]["used_tokens"] <= FLOOR * MAX_TOKENS
         assert stats["ledger_facts"] == 1
         _ask(server, repo, "What does the ledger say?")
-        httpx.post(
+        loopback.post(
             f"{server.url}/notify",
             json={"cwd": str(repo), "events": [{"path": "src/parser.py", "kind": "change"}]},
         ).raise_for_status()
@@ -89,7 +89,7 @@ def test_prompt_too_long_is_recovered_by_compact_and_retry(
     env = provider_env(fake, "anthropic")
     with AppServer(tmp_path / "data", env) as server:
         ensure_workspace(server.url, repo)
-        httpx.post(
+        loopback.post(
             f"{server.url}/notify",
             json={
                 "cwd": str(repo),

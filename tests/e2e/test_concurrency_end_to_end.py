@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import provider_env
+from tests.support import loopback
 from tests.support.app_server import AppServer, RunningServer
 from tests.support.fakes import FakeProvider, Recorded, Reply, Text, ToolUse
 from tests.support.mcp_client import abandon_tool_call, call_tool, list_tools
@@ -22,14 +23,14 @@ def _warm(server: RunningServer, repo: Path) -> None:
     """Held file content, so the cold-memory guard does not add model calls."""
     event = {"path": "src/app.py", "kind": "read", "content": "def answer():\n    return 42\n"}
     # A notification alone creates no workspace: a clear does (no model call).
-    httpx.post(f"{server.url}/clear", json={"cwd": str(repo)}, timeout=30).raise_for_status()
-    reply = httpx.post(f"{server.url}/notify", json={"cwd": str(repo), "events": [event]})
+    loopback.post(f"{server.url}/clear", json={"cwd": str(repo)}, timeout=30).raise_for_status()
+    reply = loopback.post(f"{server.url}/notify", json={"cwd": str(repo), "events": [event]})
     reply.raise_for_status()
 
 
 def _load_provider(server: RunningServer, repo: Path) -> None:
     """One untimed question: the first model call also loads the provider's SDK."""
-    reply = httpx.post(
+    reply = loopback.post(
         f"{server.url}/api/ask", json={"question": "warm-up?", "cwd": str(repo)}, timeout=60
     )
     assert reply.status_code == 200, reply.text
@@ -39,7 +40,7 @@ def _ask_all(server: RunningServer, repo: Path, questions: list[str]) -> list[ht
     replies: list[httpx.Response] = [None] * len(questions)  # type: ignore[list-item]
 
     def ask(i: int) -> None:
-        replies[i] = httpx.post(
+        replies[i] = loopback.post(
             f"{server.url}/api/ask",
             json={"question": questions[i], "cwd": str(repo)},
             timeout=60,
@@ -198,7 +199,7 @@ def test_async_tools_submit_then_collect_once(
 
 def _give_up_over_rest(server: RunningServer, repo: Path) -> None:
     with pytest.raises(httpx.ReadTimeout):
-        httpx.post(
+        loopback.post(
             f"{server.url}/api/ask",
             json={"question": "q?", "cwd": str(repo)},
             timeout=httpx.Timeout(5.0, read=0.5),

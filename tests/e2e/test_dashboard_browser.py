@@ -29,6 +29,7 @@ import pytest
 
 from live_memory.cli.main import run
 from tests.e2e.conftest import REPO_FILES, provider_env
+from tests.support import loopback
 from tests.support.app_server import AppServer
 from tests.support.fakes import FakeProvider
 from tests.support.repo import make_repo
@@ -96,7 +97,7 @@ class World:
         return self.server.url
 
     def ask(self, question: str, cwd: Path) -> httpx.Response:
-        return httpx.post(
+        return loopback.post(
             f"{self.url}/api/ask",
             json={"question": question, "cwd": str(cwd)},
             headers=_bearer(),
@@ -140,7 +141,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             w = World(server, fake, a, b, c)
             assert w.ask(QUESTION_A, a).status_code == 200
             assert w.ask(QUESTION_B, b).status_code == 200
-            notified = httpx.post(
+            notified = loopback.post(
                 f"{w.url}/notify",
                 json={
                     "cwd": str(a),
@@ -152,7 +153,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             )
             assert notified.status_code in (200, 202), notified.text
             sha = __import__("hashlib").sha256(REPO_FILES["src/app.py"].encode()).hexdigest()
-            imported = httpx.post(
+            imported = loopback.post(
                 f"{w.url}/api/import",
                 json={
                     "cwd": str(a),
@@ -246,7 +247,7 @@ def _logged_in(world: World, browser: Any) -> None:
 
 
 def test_refused_without_a_login(world: World, browser: Any) -> None:
-    assert httpx.get(f"{world.url}/ui").status_code == 401
+    assert loopback.get(f"{world.url}/ui").status_code == 401
     browser.get(f"{world.url}/ui")
     assert "not logged in" in browser.page_source
     assert "Overview" not in browser.title
@@ -264,7 +265,7 @@ def test_login_link_sets_a_strict_httponly_cookie_and_works_once(
     assert cookie["sameSite"] == "Strict"
     assert cookie["value"] not in TOKEN
     assert "Overview" in browser.title
-    replay = httpx.get(link, follow_redirects=False)
+    replay = loopback.get(link, follow_redirects=False)
     assert replay.status_code == 401  # the link was used
     assert "used or expired" in replay.text
     browser.get(link)  # a 401 page: its console line "failed to load resource" is expected
@@ -366,7 +367,7 @@ def test_actors_page_lists_every_actor_and_refreshes_itself(
     assert kinds.count("workspace") == 2
     assert "gateway" in kinds
     assert "fork" in kinds  # the held question's fork
-    inventory = httpx.get(f"{world.url}/actors", headers=_bearer()).json()
+    inventory = loopback.get(f"{world.url}/actors", headers=_bearer()).json()
     assert len(kinds) == len(inventory)
     WebDriverWait(browser, PAGE_TIMEOUT_S).until(
         lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-refreshed")
@@ -432,7 +433,9 @@ class _ForeignPage(BaseHTTPRequestHandler):
 
 
 def _fact_count(world: World) -> int:
-    body = httpx.get(f"{world.url}/stats", params={"cwd": str(world.a)}, headers=_bearer()).json()
+    body = loopback.get(
+        f"{world.url}/stats", params={"cwd": str(world.a)}, headers=_bearer()
+    ).json()
     return int(body["ledger_facts"])
 
 
@@ -464,14 +467,16 @@ def test_a_foreign_origin_cannot_drive_the_actions(world: World, browser: Any) -
         {"sec-fetch-site": "same-site"},  # no Origin, and not same-origin
         {},  # neither: a form body without our Origin is not even read (415)
     ):
-        refused = httpx.post(f"{world.url}/ui/action", data=form, headers=headers, cookies=cookie)
+        refused = loopback.post(
+            f"{world.url}/ui/action", data=form, headers=headers, cookies=cookie
+        )
         assert refused.status_code in (403, 415), (headers, refused.text)
     wrong = form | {"csrf": "0" * 64}
-    stale = httpx.post(
+    stale = loopback.post(
         f"{world.url}/ui/action", data=wrong, headers={"origin": world.url}, cookies=cookie
     )
     assert stale.status_code == 403
-    no_cookie = httpx.post(f"{world.url}/ui/action", data=form, headers={"origin": world.url})
+    no_cookie = loopback.post(f"{world.url}/ui/action", data=form, headers={"origin": world.url})
     assert no_cookie.status_code == 401
     assert _fact_count(world) == 2
 

@@ -31,6 +31,7 @@ from live_memory.config import load_settings
 from live_memory.gateway import create_app
 from live_memory.memory.snapshot_store import SnapshotStore
 from tests.e2e.conftest import REPO_FILES, ensure_workspace, provider_env
+from tests.support import loopback
 from tests.support.app_server import AppServer
 from tests.support.fakes import Error, FakeProvider, Malformed, Recorded, Reply, Text
 from tests.support.repo import make_repo
@@ -105,9 +106,9 @@ def _warm(url: str, repo: Path, headers: dict[str, str] | None = None) -> None:
     """Held file content, so the cold-memory guard does not add model calls."""
     event = {"path": "src/app.py", "kind": "read", "content": REPO_FILES["src/app.py"]}
     # A notification alone creates no workspace: a clear does (no model call).
-    cleared = httpx.post(f"{url}/clear", json={"cwd": str(repo)}, headers=headers, timeout=10)
+    cleared = loopback.post(f"{url}/clear", json={"cwd": str(repo)}, headers=headers, timeout=10)
     assert cleared.status_code == 200, cleared.text
-    reply = httpx.post(
+    reply = loopback.post(
         f"{url}/notify", json={"cwd": str(repo), "events": [event]}, headers=headers, timeout=10
     )
     assert reply.status_code == 200, reply.text
@@ -115,16 +116,16 @@ def _warm(url: str, repo: Path, headers: dict[str, str] | None = None) -> None:
 
 def _ask(url: str, repo: Path, question: str, **extra: Any) -> httpx.Response:
     body = {"question": question, "cwd": str(repo), **extra}
-    return httpx.post(f"{url}/api/ask", json=body, timeout=60)
+    return loopback.post(f"{url}/api/ask", json=body, timeout=60)
 
 
 def _stats(url: str, repo: Path, headers: dict[str, str] | None = None) -> httpx.Response:
-    return httpx.get(f"{url}/stats", params={"cwd": str(repo)}, headers=headers, timeout=10)
+    return loopback.get(f"{url}/stats", params={"cwd": str(repo)}, headers=headers, timeout=10)
 
 
 def _raw(url: str, method: str, path: str, headers: dict[str, str]) -> httpx.Response:
     body = b"{}" if method == "POST" else None
-    return httpx.request(method, f"{url}{path}", content=body, headers=headers, timeout=10)
+    return loopback.request(method, f"{url}{path}", content=body, headers=headers, timeout=10)
 
 
 def _error(response: httpx.Response) -> str:
@@ -245,7 +246,7 @@ def test_a_missing_or_wrong_token_is_401_on_every_route_but_health(
 
 
 def test_health_needs_no_token(token_server: AppServer) -> None:
-    assert httpx.get(f"{token_server.url}/health", timeout=10).status_code == 200
+    assert loopback.get(f"{token_server.url}/health", timeout=10).status_code == 200
 
 
 def test_the_right_token_opens_every_route_and_mcp(
@@ -268,7 +269,7 @@ def test_the_right_token_opens_every_route_and_mcp(
     ]
     refused = {}
     for method, path, kwargs in calls:
-        response = httpx.request(method, f"{url}{path}", headers=auth, timeout=60, **kwargs)
+        response = loopback.request(method, f"{url}{path}", headers=auth, timeout=60, **kwargs)
         if not 200 <= response.status_code < 300:
             refused[path] = (response.status_code, response.text)
     result = asyncio.run(_mcp_call(url, auth, {"question": "and over MCP?", "cwd": str(repo)}))
@@ -283,7 +284,7 @@ def test_a_body_over_max_body_bytes_is_413_declared_or_streamed(
     served: ServerProcess, path: str
 ) -> None:
     size = C.MAX_BODY_BYTES + 1
-    declared = httpx.post(f"{served.url}{path}", content=b" " * size, headers=JSON, timeout=30)
+    declared = loopback.post(f"{served.url}{path}", content=b" " * size, headers=JSON, timeout=30)
     assert declared.status_code == 413, declared.text
     assert str(C.MAX_BODY_BYTES) in _error(declared) and "body" in _error(declared)
 
@@ -294,7 +295,7 @@ def test_a_body_over_max_body_bytes_is_413_declared_or_streamed(
             sent += piece
             yield b" " * piece
 
-    streamed = httpx.post(f"{served.url}{path}", content=chunks(), headers=JSON, timeout=30)
+    streamed = loopback.post(f"{served.url}{path}", content=chunks(), headers=JSON, timeout=30)
     assert streamed.status_code == 413, streamed.text
     assert str(C.MAX_BODY_BYTES) in _error(streamed)
 
@@ -322,7 +323,7 @@ def test_a_9_mib_notify_on_a_raw_socket_reads_a_413_not_a_reset(served: ServerPr
 
 
 def test_a_body_over_the_limit_on_mcp_is_413(served: ServerProcess) -> None:
-    response = httpx.post(
+    response = loopback.post(
         f"{served.url}/mcp",
         content=b" " * (C.MAX_BODY_BYTES + 1),
         headers=MCP_HEADERS | {"content-type": "application/json"},
@@ -333,14 +334,14 @@ def test_a_body_over_the_limit_on_mcp_is_413(served: ServerProcess) -> None:
 
 def test_too_many_events_is_413_naming_the_limit(served: ServerProcess, fresh: Path) -> None:
     events = [{"path": f"f{i}.py", "kind": "change"} for i in range(C.MAX_NOTIFY_EVENTS + 1)]
-    response = httpx.post(
+    response = loopback.post(
         f"{served.url}/notify", json={"cwd": str(fresh), "events": events}, timeout=10
     )
     assert response.status_code == 413
     message = _error(response)
     assert "events" in message and str(C.MAX_NOTIFY_EVENTS) in message
     at_limit = events[: C.MAX_NOTIFY_EVENTS]
-    ok = httpx.post(f"{served.url}/notify", json={"cwd": str(fresh), "events": at_limit})
+    ok = loopback.post(f"{served.url}/notify", json={"cwd": str(fresh), "events": at_limit})
     assert ok.status_code == 200, ok.text
 
 
@@ -388,13 +389,13 @@ def test_max_answer_tokens_at_the_bounds_reaches_the_model_clamped_to_the_minimu
 )
 def test_a_relative_cwd_is_422_naming_it(served: ServerProcess, method: str, path: str) -> None:
     body = {"cwd": "src/project", "question": "q?", "events": [{"path": "a", "kind": "change"}]}
-    response = httpx.request(method, f"{served.url}{path}", json=body, timeout=10)
+    response = loopback.request(method, f"{served.url}{path}", json=body, timeout=10)
     assert response.status_code == 422, response.text
     assert "absolute" in _error(response)
 
 
 def test_a_relative_cwd_on_stats_is_422(served: ServerProcess) -> None:
-    response = httpx.get(f"{served.url}/stats", params={"cwd": "src/project"}, timeout=10)
+    response = loopback.get(f"{served.url}/stats", params={"cwd": "src/project"}, timeout=10)
     assert response.status_code == 422, response.text
     assert "absolute" in _error(response)
 
@@ -415,7 +416,7 @@ def test_enqueue_refuses_a_transcript_that_is_not_a_regular_file(
     os.mkfifo(fifo)
     body = {"session_id": "s1", "transcript_path": str(fifo), "cwd": str(fresh)}
     try:
-        response = httpx.post(f"{served.url}/api/enqueue", json=body, timeout=5)
+        response = loopback.post(f"{served.url}/api/enqueue", json=body, timeout=5)
     except httpx.ReadTimeout:
         _release_readers(fifo)  # so the server can still shut down
         raise
@@ -487,8 +488,8 @@ def test_refused_input_loses_nothing_already_stored(served: ServerProcess, fresh
     before = _stats(served.url, fresh).json()
     _ask(served.url, fresh, "x" * (C.MAX_QUESTION_CHARS + 1))
     _ask(served.url, fresh, "q?", max_answer_tokens=-1)
-    httpx.post(f"{served.url}/notify", content=b"{broken", headers=JSON, timeout=10)
-    httpx.post(f"{served.url}/notify", json={"cwd": str(fresh), "events": [{"kind": "x"}]})
+    loopback.post(f"{served.url}/notify", content=b"{broken", headers=JSON, timeout=10)
+    loopback.post(f"{served.url}/notify", json={"cwd": str(fresh), "events": [{"kind": "x"}]})
     after = _stats(served.url, fresh).json()
     for key in ("messages_retained", "questions_answered", "version", "file_contexts"):
         assert after[key] == before[key], key
@@ -544,7 +545,7 @@ def test_a_refused_connection_is_retried_then_a_clear_error(repo: Path, tmp_path
         assert "could not connect" in message and str(closed) in message
         assert f"gave up after {C.PROVIDER_MAX_RETRIES + 1} attempts" in message
         assert _stats(server.url, repo).status_code == 200
-        assert httpx.get(f"{server.url}/health", timeout=10).json()["status"] == "ok"
+        assert loopback.get(f"{server.url}/health", timeout=10).json()["status"] == "ok"
 
 
 # --- durability ------------------------------------------------------------------------------
@@ -562,7 +563,7 @@ def test_kill_9_during_snapshot_writes_leaves_a_loadable_consistent_snapshot(
         assert server.proc is not None
         events = [{"path": p, "kind": "read", "content": text} for p, text in held.items()]
         ensure_workspace(server.url, repo)
-        warm = httpx.post(f"{server.url}/notify", json={"cwd": str(repo), "events": events})
+        warm = loopback.post(f"{server.url}/notify", json={"cwd": str(repo), "events": events})
         assert warm.json()["accepted"] == len(held), warm.text
         stop = threading.Event()
 

@@ -16,6 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.e2e.conftest import provider_env
 from tests.e2e.test_cache_layout import _strip
 from tests.e2e.test_concurrency_end_to_end import _warm
+from tests.support import loopback
 from tests.support.app_server import AppServer, RunningServer
 from tests.support.fakes import FakeProvider, Text
 from tests.support.server_process import ServerProcess
@@ -24,7 +25,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def _ask(server: RunningServer, repo: Path, question: str) -> httpx.Response:
-    return httpx.post(
+    return loopback.post(
         f"{server.url}/api/ask", json={"question": question, "cwd": str(repo)}, timeout=60
     )
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from live_memory.config import constants as C
 from tests.e2e.test_local_endpoint_end_to_end import _ask, _probed, _serve, _trailer
+from tests.support import loopback
 from tests.support.app_server import AppServer
 from tests.support.fakes import FakeLocalServer
 
@@ -41,7 +41,7 @@ def test_a_server_that_says_nothing_is_reported_not_assumed(
     stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
     assert stats["cache_hit_ratio"] == "unknown"
     assert "assumed" in stats["context"]["source"]
-    text = httpx.get(
+    text = loopback.get(
         f"{server.url}/stats", params={"cwd": str(repo), "format": "text"}, timeout=30
     ).text
     assert "unknown" in text

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import provider_env
+from tests.support import loopback
 from tests.support.app_server import AppServer, RunningServer
 from tests.support.fakes import FakeProvider, Text, ToolUse
 from tests.support.fixtures import HOOK_PAYLOADS
@@ -140,7 +141,7 @@ def test_notifications_during_a_slow_question_survive_its_commit(
         asker.start()
         fake.wait_for_requests(1, timeout_s=60)
         accepted = 0
-        with httpx.Client(base_url=server.url, timeout=30) as client:
+        with loopback.client(base_url=server.url, timeout=30) as client:
             for start in range(0, count, 500):
                 events = [
                     {"path": f"gen/f{i}.py", "kind": "read", "content": f"VALUE_{i} = {i}\n"}

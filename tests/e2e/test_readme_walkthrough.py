@@ -42,6 +42,7 @@ from tests.e2e.test_claude_code_cli import (
     _tool_result_text,
     install_claude_code,
 )
+from tests.support import loopback
 from tests.support.fakes import FakeProvider, Recorded, Reply, Text, ToolUse
 from tests.support.server_process import free_port
 
@@ -83,7 +84,7 @@ def _wait_health(url: str, process: Popen[bytes], log: Path) -> dict[str, Any]:
     while time.monotonic() < deadline:
         assert process.poll() is None, f"serve exited {process.returncode}:\n{log.read_text()}"
         try:
-            reply = httpx.get(f"{url}/health", timeout=1.0)
+            reply = loopback.get(f"{url}/health", timeout=1.0)
             if reply.status_code == 200:
                 return dict(reply.json())
         except httpx.HTTPError:
@@ -175,7 +176,7 @@ def _wait_until_answering(url: str) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         try:
-            if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
+            if loopback.get(f"{url}/health", timeout=1.0).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
@@ -331,7 +332,7 @@ def test_the_readme_walkthrough_from_a_clean_clone(tmp_path: Path) -> None:
             assert result["result"] == FINAL, why
             # The backstop is the service's twin: the service's data dir, answering now.
             assert backstop is not None, why
-            health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).json()
+            health = loopback.get(f"http://127.0.0.1:{port}/health", timeout=5).json()
             assert health["data_dir"] == str(home / ".local" / "share" / "live-memory")
         finally:
             backstop = backstop or _lock_pid(lock)

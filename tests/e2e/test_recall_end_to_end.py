@@ -10,11 +10,11 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from live_memory.agent.retrieval import RETRIEVAL_HEADING
 from tests.e2e.conftest import ensure_workspace, provider_env
+from tests.support import loopback
 from tests.support.app_server import AppServer
 from tests.support.fakes import FakeProvider, Text
 from tests.support.fakes.fake_anthropic_wire import prompt_of
@@ -48,7 +48,7 @@ def test_a_retrieval_delta_brings_a_stored_fact_and_keeps_the_byte_prefix_rule(
     with AppServer(tmp_path / "data", env) as server:
         ensure_workspace(server.url, repo)
         facts = [{"text": _fact(i)} for i in range(FACTS)]
-        imported = httpx.post(
+        imported = loopback.post(
             f"{server.url}/api/import", json={"cwd": str(repo), "facts": facts}, timeout=60
         )
         assert imported.status_code == 200, imported.text
@@ -64,7 +64,7 @@ def test_a_retrieval_delta_brings_a_stored_fact_and_keeps_the_byte_prefix_rule(
             if n == 1:  # something else changes between two questions, too
                 event = {"path": "src/app.py", "kind": "read", "content": "def answer(): 42\n"}
                 body = {"cwd": str(repo), "events": [event]}
-                assert httpx.post(f"{server.url}/notify", json=body).status_code == 200
+                assert loopback.post(f"{server.url}/notify", json=body).status_code == 200
         stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
 
     bodies = [r.body for r in fake.requests]

@@ -16,6 +16,7 @@ from starlette.routing import Route
 
 from live_memory.config import load_settings
 from live_memory.gateway import create_app
+from tests.support import loopback
 from tests.support.server_process import ServerProcess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -54,7 +55,9 @@ def _browser_shapes(port: int) -> dict[str, dict[str, str]]:
 
 def _post(server: ServerProcess, path: str, headers: dict[str, str], body: bytes) -> httpx.Response:
     # Headers exactly as given: httpx adds no content-type for raw `content=`.
-    return httpx.post(f"{server.url}{path}", content=body, headers=MCP_ACCEPT | headers, timeout=30)
+    return loopback.post(
+        f"{server.url}{path}", content=body, headers=MCP_ACCEPT | headers, timeout=30
+    )
 
 
 @pytest.mark.parametrize("path", POST_ROUTES)
@@ -73,7 +76,7 @@ def test_browser_shaped_requests_are_refused_on_every_post_route(
     for response in got.values():
         assert isinstance(response.json().get("error"), str), response.text
     # Nothing the refused requests asked for happened: the workspace was never created.
-    stats = httpx.get(f"{edge_server.url}/stats", params={"cwd": str(edge_repo)}, timeout=10)
+    stats = loopback.get(f"{edge_server.url}/stats", params={"cwd": str(edge_repo)}, timeout=10)
     assert stats.status_code == 404, stats.text
 
 

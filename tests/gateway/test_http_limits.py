@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from live_memory.config import constants as C
+from tests.support import loopback
 from tests.support.fakes import FakeProvider, Text
 from tests.support.server_process import ServerProcess
 
@@ -76,7 +77,7 @@ def test_a_256_mib_header_flood_is_cut_off_and_memory_stays_flat(
     grown = _rss_bytes(edge_server.proc.pid) - before
     assert sent < 256 * MIB, "the server read the whole flood"
     assert grown < 32 * MIB, grown
-    assert httpx.get(f"{edge_server.url}/health", timeout=10).status_code == 200
+    assert loopback.get(f"{edge_server.url}/health", timeout=10).status_code == 200
 
 
 @pytest.mark.parametrize("shape", FLOODS)
@@ -90,7 +91,7 @@ def test_a_head_over_the_limit_is_answered_431(edge_server: ServerProcess, shape
 
 def test_a_head_just_under_the_limit_is_served(edge_server: ServerProcess) -> None:
     padding = "a" * (C.MAX_HEADER_BYTES - 1024)
-    response = httpx.get(f"{edge_server.url}/health", headers={"x-pad": padding}, timeout=10)
+    response = loopback.get(f"{edge_server.url}/health", headers={"x-pad": padding}, timeout=10)
     assert response.status_code == 200
 
 
@@ -121,7 +122,7 @@ def test_600_idle_and_half_sent_connections_starve_neither_health_nor_parsed_req
 ) -> None:
     url, cwd = edge_server.url, str(edge_repo)
     event = {"path": "src/app.py", "kind": "read", "content": "def answer():\n    return 42\n"}
-    warm = httpx.post(f"{url}/notify", json={"cwd": cwd, "events": [event]}, timeout=10)
+    warm = loopback.post(f"{url}/notify", json={"cwd": cwd, "events": [event]}, timeout=10)
     assert warm.status_code == 200, warm.text
     release = threading.Event()
     edge_fake.responder = lambda recorded: Text(
@@ -130,7 +131,7 @@ def test_600_idle_and_half_sent_connections_starve_neither_health_nor_parsed_req
     answered: list[httpx.Response] = []
     asking = threading.Thread(
         target=lambda: answered.append(
-            httpx.post(f"{url}/api/ask", json={"question": "q?", "cwd": cwd}, timeout=60)
+            loopback.post(f"{url}/api/ask", json={"question": "q?", "cwd": cwd}, timeout=60)
         )
     )
     asking.start()
@@ -140,8 +141,8 @@ def test_600_idle_and_half_sent_connections_starve_neither_health_nor_parsed_req
         for sock in held[::2]:
             sock.sendall(HALF_SENT["half a request head"])
         for _ in range(3):
-            assert httpx.get(f"{url}/health", timeout=10).status_code == 200
-            notify = httpx.post(f"{url}/notify", json={"cwd": cwd, "events": []}, timeout=10)
+            assert loopback.get(f"{url}/health", timeout=10).status_code == 200
+            notify = loopback.post(f"{url}/notify", json={"cwd": cwd, "events": []}, timeout=10)
             assert notify.status_code == 200, notify.text
         release.set()
         asking.join(timeout=60)

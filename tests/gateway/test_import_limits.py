@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 
 from live_memory.config import constants as C
+from tests.support import loopback
 from tests.support.server_process import ServerProcess
 
 
@@ -32,7 +33,7 @@ def _cpu_s(pid: int) -> float:
 
 def _import(server: ServerProcess, repo: Path, facts: list[dict[str, object]]) -> httpx.Response:
     body = {"cwd": str(repo), "facts": facts}
-    return httpx.post(f"{server.url}/api/import", json=body, timeout=120)
+    return loopback.post(f"{server.url}/api/import", json=body, timeout=120)
 
 
 def test_a_full_import_is_quick_and_the_ledger_and_import_caps_hold(
@@ -53,7 +54,7 @@ def test_a_full_import_is_quick_and_the_ledger_and_import_caps_hold(
     # the merge); the pairwise check took ~25 s for 3,000 facts.
     print(f"import of {C.MAX_LEDGER_FACTS} facts: {spent:.2f} s of server CPU")
     assert spent < 5.0, spent  # measured 0.8 s
-    stats = httpx.get(f"{edge_server.url}/stats", params={"cwd": str(edge_repo)}, timeout=30)
+    stats = loopback.get(f"{edge_server.url}/stats", params={"cwd": str(edge_repo)}, timeout=30)
     assert stats.status_code == 200  # the workspace answers again at once
 
     more = _import(edge_server, edge_repo, _facts(10, 3))

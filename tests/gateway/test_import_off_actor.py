@@ -18,6 +18,7 @@ import pytest
 from live_memory.config import constants as C
 from live_memory.knowledge import FactStore
 from tests.e2e.conftest import ensure_workspace, provider_env
+from tests.support import loopback
 from tests.support.app_server import AppServer
 from tests.support.fakes import FakeProvider, Text
 from tests.support.repo import make_repo
@@ -92,13 +93,13 @@ def test_questions_and_notify_are_answered_while_a_large_import_merges(
         imported = _import(pool, server, repo)
         assert gate.started.wait(WAIT_S)  # the merge is under way
         event = {"path": "src/app.py", "kind": "read", "content": "def answer():\n    return 42\n"}
-        notify = httpx.post(
+        notify = loopback.post(
             f"{server.url}/notify", json={"cwd": str(repo), "events": [event]}, timeout=ANSWERED_S
         )
         assert notify.json() == {"accepted": 1, "ignored": 0}
-        stats = httpx.get(f"{server.url}/stats", params={"cwd": str(repo)}, timeout=ANSWERED_S)
+        stats = loopback.get(f"{server.url}/stats", params={"cwd": str(repo)}, timeout=ANSWERED_S)
         assert stats.status_code == 200
-        asked = httpx.post(
+        asked = loopback.post(
             f"{server.url}/api/ask",
             json={"question": "What does answer() return?", "cwd": str(repo)},
             timeout=ANSWERED_S,
@@ -128,7 +129,7 @@ def test_a_wipe_while_the_import_merges_wins(running: tuple[AppServer, Path, Fac
     with ThreadPoolExecutor(1) as pool:
         imported = _import(pool, server, repo)
         assert gate.started.wait(WAIT_S)
-        cleared = httpx.post(f"{server.url}/clear", json={"cwd": str(repo)}, timeout=ANSWERED_S)
+        cleared = loopback.post(f"{server.url}/clear", json={"cwd": str(repo)}, timeout=ANSWERED_S)
         assert cleared.status_code == 200, cleared.text
         gate.release.set()
         reply = imported.result(WAIT_S * 2)

@@ -16,6 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from live_memory.config import constants as C
 from live_memory.gateway.mcp_reply import reply_as_json
+from tests.support import loopback
 from tests.support.server_process import ServerProcess
 
 BOTH = b"application/json, text/event-stream"
@@ -33,7 +34,9 @@ def _post(
     server: ServerProcess, message: object, accept: str = HEADERS["accept"]
 ) -> httpx.Response:
     headers = HEADERS | {"accept": accept}
-    return httpx.post(f"{server.url}/mcp", content=json.dumps(message), headers=headers, timeout=60)
+    return loopback.post(
+        f"{server.url}/mcp", content=json.dumps(message), headers=headers, timeout=60
+    )
 
 
 def _events(text: str) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from live_memory.gateway.mcp_single_call import single_call
+from tests.support import loopback
 from tests.support.server_process import ServerProcess
 
 HEADERS = {
@@ -24,7 +25,7 @@ HEADERS = {
 
 def _post(server: ServerProcess, message: object) -> httpx.Response:
     body = json.dumps(message)
-    return httpx.post(f"{server.url}/mcp", content=body, headers=HEADERS, timeout=60)
+    return loopback.post(f"{server.url}/mcp", content=body, headers=HEADERS, timeout=60)
 
 
 def _both_ways(server: ServerProcess, params: dict[str, Any]) -> tuple[httpx.Response, ...]:

@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 import live_memory
 from live_memory.config import constants as C
+from tests.support import loopback
 from tests.support.server_process import ServerProcess
 
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -52,7 +53,7 @@ def test_the_server_advertises_its_version_and_only_the_capabilities_it_has(
     edge_server: ServerProcess,
 ) -> None:
     initialized, tools = _surface(edge_server.url)
-    health = httpx.get(f"{edge_server.url}/health", timeout=10).json()
+    health = loopback.get(f"{edge_server.url}/health", timeout=10).json()
     assert initialized.server_info.name == "live-memory"
     assert initialized.server_info.version == health["version"] == live_memory.__version__
     capabilities = initialized.capabilities
@@ -84,7 +85,7 @@ def _published_bounds(url: str) -> tuple[int, int]:
 
 
 def _rest_ask(url: str, body: dict[str, Any]) -> httpx.Response:
-    return httpx.post(f"{url}/api/ask", json=body, timeout=60)
+    return loopback.post(f"{url}/api/ask", json=body, timeout=60)
 
 
 def _refusals(url: str, repo: Path, value: object) -> tuple[str, str]:
@@ -135,7 +136,7 @@ def test_a_question_that_reads_as_json_is_asked_as_written(
 
 
 def _rpc(server: ServerProcess, message: object) -> httpx.Response:
-    return httpx.post(
+    return loopback.post(
         f"{server.url}/mcp", content=json.dumps(message), headers=MCP_HEADERS, timeout=30
     )
 

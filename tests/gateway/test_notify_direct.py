@@ -13,10 +13,10 @@ import socket
 import time
 from pathlib import Path
 
-import httpx
 import orjson
 
 from live_memory.config import constants as C
+from tests.support import loopback
 from tests.support.server_process import ServerProcess
 
 REQUEST_TIMEOUT_S = 2.0  # = the edge server's LIVE_MEMORY_REQUEST_TIMEOUT_S
@@ -88,7 +88,7 @@ def test_each_notification_is_applied_before_the_next_request_sees_the_workspace
 ) -> None:
     _held(edge_server, edge_repo)
     before = _with_content(edge_server, edge_repo)
-    with httpx.Client(base_url=edge_server.url, timeout=30) as client:
+    with loopback.client(base_url=edge_server.url, timeout=30) as client:
         for i in range(20):
             body = _batch(edge_repo, (f"gen/f{i}.py", f"VALUE_{i} = {i}\n"))
             reply = client.post("/notify", content=body, headers=JSON)

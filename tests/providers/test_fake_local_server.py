@@ -6,10 +6,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-import httpx
 import openai
 import pytest
 
+from tests.support import loopback
 from tests.support.fakes import (
     CopiesLastAssistant,
     CopiesObservation,
@@ -189,7 +189,7 @@ def test_streams_carry_timings_and_a_client_that_leaves_is_counted() -> None:
 )
 def test_each_flavour_answers_its_probe_routes(flavour: Any, path: str, key: str | None) -> None:
     with FakeLocalServer(flavour=flavour, n_ctx=8192) as fake:
-        body = httpx.get(fake.url + path, timeout=10).json()
+        body = loopback.get(fake.url + path, timeout=10).json()
     if flavour == "llama-server" and key:
         assert body[key]["n_ctx"] == 8192
     elif flavour == "llama-server":
@@ -202,10 +202,10 @@ def test_each_flavour_answers_its_probe_routes(flavour: Any, path: str, key: str
 
 def test_ollama_show_and_llama_cpp_python_have_no_llama_server_routes() -> None:
     with FakeLocalServer(flavour="ollama", n_ctx=4096) as fake:
-        shown = httpx.post(fake.url + "/api/show", json={"model": "m"}, timeout=10).json()
+        shown = loopback.post(fake.url + "/api/show", json={"model": "m"}, timeout=10).json()
         assert shown["parameters"].split() == ["num_ctx", "4096"]
     with FakeLocalServer(flavour="llama-cpp-python") as fake:
-        assert httpx.get(fake.url + "/props", timeout=10).status_code == 404
+        assert loopback.get(fake.url + "/props", timeout=10).status_code == 404
         fake.script(Says("answer"))
         reply = ask(fake)
         assert reply.usage.prompt_tokens_details is None

@@ -19,6 +19,7 @@ import pytest
 
 from live_memory.ray_backend import checkout_resource
 from tests.ray.conftest import RaySet
+from tests.support import loopback
 from tests.support.mcp_client import call_tool
 from tests.support.repo import make_repo
 
@@ -28,16 +29,18 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 def _ask(url: str, repo: Path, question: str) -> httpx.Response:
-    return httpx.post(f"{url}/api/ask", json={"question": question, "cwd": str(repo)}, timeout=120)
+    return loopback.post(
+        f"{url}/api/ask", json={"question": question, "cwd": str(repo)}, timeout=120
+    )
 
 
 def _notify(url: str, repo: Path, path: str, content: str) -> httpx.Response:
     event = {"path": path, "kind": "read", "content": content}
-    return httpx.post(f"{url}/notify", json={"cwd": str(repo), "events": [event]}, timeout=120)
+    return loopback.post(f"{url}/notify", json={"cwd": str(repo), "events": [event]}, timeout=120)
 
 
 def _host_row(url: str, repo: Path) -> dict[str, object]:
-    rows = httpx.get(f"{url}/actors", timeout=60).json()
+    rows = loopback.get(f"{url}/actors", timeout=60).json()
     hosts = [
         r for r in rows if r.get("kind") == "ray_workspace_host" and r.get("root") == str(repo)
     ]
@@ -46,7 +49,7 @@ def _host_row(url: str, repo: Path) -> dict[str, object]:
 
 
 def _stats(url: str, repo: Path) -> dict[str, Any]:
-    reply = httpx.get(f"{url}/stats", params={"cwd": str(repo)}, timeout=60)
+    reply = loopback.get(f"{url}/stats", params={"cwd": str(repo)}, timeout=60)
     assert reply.status_code == 200, reply.text
     return dict(reply.json())
 
@@ -76,8 +79,8 @@ def test_questions_over_rest_and_mcp_are_answered_by_one_workspace_actor(
     assert rest.status_code == 200, rest.text
     assert rest.json()["answer"].startswith("ray answer")
     assert not is_error and text.startswith("ray answer"), text
-    stats_a = httpx.get(f"{ray_set.a.url}/stats", params={"cwd": str(repo)}, timeout=60).json()
-    stats_b = httpx.get(f"{ray_set.b.url}/stats", params={"cwd": str(repo)}, timeout=60).json()
+    stats_a = loopback.get(f"{ray_set.a.url}/stats", params={"cwd": str(repo)}, timeout=60).json()
+    stats_b = loopback.get(f"{ray_set.b.url}/stats", params={"cwd": str(repo)}, timeout=60).json()
     assert stats_a["questions_answered"] == stats_b["questions_answered"] == 2
 
 
@@ -99,7 +102,7 @@ def test_actors_lists_the_clusters_workspace_actors_with_their_node(ray_set: Ray
     repo = ray_set.repo("listed")
     assert _ask(ray_set.a.url, repo, "listed?").status_code == 200
 
-    rows = httpx.get(f"{ray_set.b.url}/actors", timeout=60).json()
+    rows = loopback.get(f"{ray_set.b.url}/actors", timeout=60).json()
 
     host = _host_row(ray_set.b.url, repo)
     assert host["node_ip"] and len(str(host["node_id"])) == 56 and host["pid"]

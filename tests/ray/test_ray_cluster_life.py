@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from live_memory.ray_backend import checkout_resource, choose_node
@@ -29,6 +28,7 @@ from tests.ray.test_ray_backend import (
     _snapshot_files,
     _stats,
 )
+from tests.support import loopback
 from tests.support.repo import make_repo
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
@@ -49,7 +49,7 @@ def _until(what: str, check: Callable[[], Any]) -> Any:
 
 
 def _rows(url: str, kind: str) -> list[dict[str, Any]]:
-    return [r for r in httpx.get(f"{url}/actors", timeout=60).json() if r.get("kind") == kind]
+    return [r for r in loopback.get(f"{url}/actors", timeout=60).json() if r.get("kind") == kind]
 
 
 def _pid(row: dict[str, object]) -> int:

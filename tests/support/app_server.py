@@ -18,6 +18,7 @@ import httpx
 
 from live_memory.config import load_settings
 from live_memory.gateway import create_app
+from tests.support import loopback
 from tests.support.background_server import BackgroundServer
 
 __all__ = ["AppServer", "RunningServer"]
@@ -57,7 +58,7 @@ class AppServer:
             server.stop()
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        return httpx.request(method, f"{self.url}{path}", timeout=60, **kwargs)
+        return loopback.request(method, f"{self.url}{path}", timeout=60, **kwargs)
 
     def __enter__(self) -> Self:
         return self.start()
