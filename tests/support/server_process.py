@@ -17,11 +17,16 @@ from typing import Any
 
 import httpx
 
+from tests.support import loopback
+
 __all__ = ["ServerProcess", "free_port"]
 
 # A wait for /health, over as soon as it answers. Loaded machines: in two suites run at once
 # (load ~17), a Ray gateway (imports, then joining the cluster) took over 120 s.
 START_TIMEOUT_S = 300.0
+_HEALTH_WAIT = httpx.Timeout(5.0, connect=0.5)
+"""One /health attempt: up to 5 s for the answer (a starting server answers once its app is
+up); between attempts the process is checked, so one that exited is seen within that."""
 
 
 def free_port() -> int:
@@ -41,6 +46,7 @@ class ServerProcess:
             # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets whose proto is TCP.
             self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
             self._sock.bind(("127.0.0.1", 0))
+            self._sock.listen()  # connections wait in the backlog until the server accepts
             port = int(self._sock.getsockname()[1])
         self.port = port
         self.env = {
@@ -80,11 +86,13 @@ class ServerProcess:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited early:\n{self.log.read_text()}")
             try:
-                if httpx.get(f"{self.url}/health", timeout=0.5).status_code == 200:
+                # On the socket handed over (listening already), the request waits in its
+                # backlog and is answered once the app is up: no polling while it starts.
+                if loopback.get(f"{self.url}/health", timeout=_HEALTH_WAIT).status_code == 200:
                     return self
             except httpx.HTTPError:
                 pass
-            time.sleep(0.05)  # polling a starting process: there is no event to wait on
+            time.sleep(0.05)  # a restart on --port (nothing listens yet), or it is exiting
         raise RuntimeError(f"server did not start:\n{self.log.read_text()}")
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
@@ -99,7 +107,7 @@ class ServerProcess:
         return int(self.proc.returncode)
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        return httpx.request(method, f"{self.url}{path}", timeout=60, **kwargs)
+        return loopback.request(method, f"{self.url}{path}", timeout=60, **kwargs)
 
     def __enter__(self) -> ServerProcess:
         return self.start()
