@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import httpx
 import openai
 import pytest
 
 from tests.support.fakes import Call, Error, FakeProvider, Recorded, Text, ToolUse
+
+if TYPE_CHECKING:
+    import anthropic
 
 USER: Any = [{"role": "user", "content": "hi"}]
 
@@ -19,6 +21,10 @@ USER: Any = [{"role": "user", "content": "hi"}]
 def with_anthropic(
     fake: FakeProvider, use: Callable[[anthropic.AsyncAnthropic], Awaitable[Any]]
 ) -> Any:
+    # Imported here, not at the top: the SDK's import takes ~2.3 s of CPU, which every xdist
+    # worker paid at collection for the few tests of this module that drive it.
+    import anthropic  # noqa: PLC0415
+
     async def run() -> Any:
         client = anthropic.AsyncAnthropic(
             base_url=fake.anthropic_base_url,
@@ -186,6 +192,8 @@ def test_responder_answers_when_the_script_is_empty(fake: FakeProvider) -> None:
 
 
 def test_errors_use_each_wire_format_and_retry_after(fake: FakeProvider) -> None:
+    import anthropic  # noqa: PLC0415 (see with_anthropic)
+
     fake.script(Error.rate_limited(retry_after_s=3), Error.overloaded())
 
     async def anthropic_call(client: anthropic.AsyncAnthropic) -> None:
@@ -206,6 +214,8 @@ def test_errors_use_each_wire_format_and_retry_after(fake: FakeProvider) -> None
 
 
 def test_fake_refuses_what_real_servers_refuse(fake: FakeProvider) -> None:
+    import anthropic  # noqa: PLC0415 (see with_anthropic)
+
     marked: Any = {"type": "text", "text": "t", "cache_control": {"type": "ephemeral"}}
 
     async def too_many_markers(client: anthropic.AsyncAnthropic) -> None:
