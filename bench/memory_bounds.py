@@ -6,7 +6,9 @@ Prints, against a real `live-memory serve` and the scripted fake provider over H
    2,000 x 200 KB (target: growth under 30 MB, held bytes at the cap);
 2. the budget estimate (`/stats` used_tokens just before each question) against the prompt
    tokens the provider counted for that question ("billed"; "sent" is its text / 4), over 20
-   questions with a 180 KB file edited between them (target: within 15 %);
+   questions with a 180 KB file edited between them (target: within 15 %); with
+   LIVE_MEMORY_BENCH_REPO=/path/to/a/checkout also the first question on that tree, whose
+   prompt carries its directory tree and core map (read only: nothing there is written);
 3. compaction planning time (`evict_manifest_lru`) at 5,000 and 10,000 manifest files, in
    process (target: under 50 ms at 10,000);
 4. the workspace's `notify_log` length while questions overlap and notifications keep coming,
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import tempfile
 import time
@@ -168,6 +171,28 @@ def budget_section(tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
         )
 
 
+def first_question_on(repo: Path, tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
+    """/stats just before a real tree's first question against the prompt of that question's
+    first model call ("sent": its text / 4; "billed" counts every call the question made)."""
+    with ServerProcess(tmp / "data-first", env) as server, httpx.Client(timeout=120) as client:
+        client.post(f"{server.url}/clear", json={"cwd": str(repo)}).raise_for_status()
+        started = time.perf_counter()
+        estimate = int(_stats(client, server.url, repo)["context"]["used_tokens"])
+        stats_ms = (time.perf_counter() - started) * 1000
+        seen = len(fake.requests)
+        question = {"question": "What does this project do?", "cwd": str(repo)}
+        reply = client.post(f"{server.url}/api/ask", json=question)
+        reply.raise_for_status()
+        calls = [r for r in fake.requests[seen:] if r.body.get("tools")]
+        sent = int(_prompt_chars(calls[0].body) / CHARS_PER_TOKEN)
+        print(
+            f"first question on {repo}: estimate {estimate:,} / sent {sent:,} = "
+            f"{estimate / max(sent, 1):.2f} (target 0.85-1.15); billed "
+            f"{int(reply.json()['tokens']['input']):,} over {len(calls)} call(s); the first "
+            f"/stats took {stats_ms:.0f} ms"
+        )
+
+
 def _prompt_chars(body: dict[str, Any]) -> int:
     """Characters of the prompt's text: system blocks, messages and tool definitions."""
     system = body.get("system") or []
@@ -291,6 +316,8 @@ def main() -> None:
         if "budget" not in skip:
             print("== budget estimate vs prompt sent")
             budget_section(tmp, fake, env)
+            if repo := os.environ.get("LIVE_MEMORY_BENCH_REPO"):
+                first_question_on(Path(repo).resolve(), tmp, fake, env)
         if "plan" not in skip:
             print("== compaction planning")
             plan_section()

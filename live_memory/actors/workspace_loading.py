@@ -134,12 +134,11 @@ class WorkspaceLoader:
         background.drain_transcripts(self)  # type: ignore[arg-type]
 
     def ensure_tree(self) -> None:
-        """Built when the first question needs it (or the first /stats, which reports that
-        question's prompt), not at activation: walking a huge root must not hold up
-        notifications or wipes, nor cost a workspace nobody asks about. Rebuilt after the
-        watcher saw HEAD move, or once the index's first pass completes a core map built from
-        a partial index, when no fork carries the old one, together with a freeze (a new tree
-        and core map change the stable prefix)."""
+        """Built when the first question needs it, not at activation: walking a huge root
+        must not hold up notifications, stats or wipes. Rebuilt after the watcher saw HEAD
+        move, or once the index's first pass completes a core map built from a partial index,
+        when no fork carries the old one, together with a freeze (a new tree and core map
+        change the stable prefix)."""
         state = self.state
         index = self.symbols
         map_behind = self.map_partial and index is not None and index.complete

@@ -27,13 +27,9 @@ class StatsHost(Protocol):
     cache_decision: CacheDecision | None
     symbols: WorkspaceIndex | None
 
-    def ensure_tree(self) -> None: ...
-
 
 def workspace_stats(actor: StatsHost) -> dict[str, object]:
     state, services = actor.state, actor.services
-    if not state.tree_built:  # `used_tokens` is the next question's prompt: it carries the tree
-        actor.ensure_tree()  # (built once, as that question would; it then finds it built)
     window, counters = state.window, state.counters
     settings = services.settings
     max_tokens = services.max_context_tokens
