@@ -270,6 +270,11 @@ def test_answers_wait_for_no_fsync_and_their_snapshot_settles_after(
         # The workspace's next question does not wait behind that fsync either.
         assert harness.ask("and again?").result(WAIT_S).answer == "the next one too"
         assert "the next one too" in unsettled.read_text()
+        # The answer goes out inside the commit's effects and the settle is queued after
+        # them; a round trip through the mailbox is over only once that is done. Without it,
+        # on a loaded machine the wait below saw only the first settle (which leaves the newer
+        # copy to its own) and the copy was still unsettled.
+        harness.stats()
         release.set()
         assert harness.store.wait_settled(WAIT_S)
         assert not unsettled.exists()
