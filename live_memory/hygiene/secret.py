@@ -65,11 +65,10 @@ _SEGMENT = re.compile(r"[_-]")
 _KEY_HINTS = ("pass", "secret", "token", "key", "credential")
 _ENV_HINTS = ("TOKEN", "SECRET", "PASS", "PWD", "KEY", "AUTH", "CREDENTIAL")
 _BEARER_HINTS = ("bearer", "token", "basic")  # what _BEARER itself needs (a tab may follow)
-# Every hint above, case-insensitively: a line without one has no assignment to redact. Each
-# rule's gate is a word its pattern cannot match without, and no pattern spans a line, so the
-# rules give the same result over each hinted line alone as over the whole text.
-_ANY_HINT = re.compile(r"://|bearer|token|basic|pass|secret|key|credential|pwd|auth", re.I)
-# The gates of _redact_assignments, as it tests them: on the text, and on its lower case.
+# The gates of _redact_assignments, as it tests them: on the text, and on its lower case. A
+# line where none opens has no assignment to redact. Each rule's gate is a word its pattern
+# cannot match without, and no pattern spans a line, so the rules give the same result over
+# each gated line alone as over the whole text.
 _CASED_GATES = ("://", *_ENV_HINTS)
 _LOWERED_GATES = (*_BEARER_HINTS, *_KEY_HINTS)
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -101,12 +100,11 @@ def redact_secrets(text: str) -> tuple[str, int]:
 def redact_lines(lines: Sequence[str]) -> list[str]:
     """Each line (none holds a newline) redacted as `redact_secrets` would redact it alone.
     No shape but a PEM block spans lines: the token shapes (fast literal-led patterns) run
-    once over all; the slow assignment rules only on the lines with their hints."""
+    once over all; the slow assignment rules only on the lines where their gates open."""
     joined = "\n".join(lines)
     if "PRIVATE KEY" in joined or joined.count("\n") != max(len(lines) - 1, 0):
         return [redact_secrets(line)[0] for line in lines]  # a BEGIN line and the next
-    masked = _redact_tokens(joined)[0].split("\n") if lines else []
-    return [_redact_assignments(line)[0] if _ANY_HINT.search(line) else line for line in masked]
+    return _redact_hinted_lines(_redact_tokens(joined)[0])[0].split("\n") if lines else []
 
 
 def _redact_tokens(text: str) -> tuple[str, int]:
