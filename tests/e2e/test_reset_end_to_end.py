@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from live_memory.config import constants as C
 from tests.e2e.conftest import provider_env
 from tests.e2e.test_lifecycle_end_to_end import _ask
 from tests.support.app_server import AppServer, RunningServer
@@ -31,8 +32,13 @@ def test_preload_reset_and_clear(fake: FakeProvider, repo: Path, tmp_path: Path)
         stats = _stats(server, repo)
         assert stats["file_contexts"]["with_content"] == 2  # type: ignore[index]
         assert stats["messages_retained"] == 2
-        snapshots = list((tmp_path / "data" / "workspaces").glob("*.json"))
-        assert snapshots
+        # The answer waited for the unsettled copy; the settler renames it to `.json` after
+        # (either name is the snapshot, and the reset must remove both).
+        workspaces = tmp_path / "data" / "workspaces"
+        names = {p.name.removesuffix(C.SNAPSHOT_UNSETTLED_SUFFIX) for p in workspaces.iterdir()}
+        snapshots = [workspaces / n for n in names if n.endswith(".json")]
+        snapshots += [p.with_name(p.name + C.SNAPSHOT_UNSETTLED_SUFFIX) for p in snapshots]
+        assert snapshots and any(p.exists() for p in snapshots)
 
         reset = server.request("POST", "/reset", json={"cwd": str(repo)}).json()
         assert reset["messages_retained"] == 0
