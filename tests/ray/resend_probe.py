@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 import ray
 
 from live_memory.ray_backend import AskRequest, actor_name
+
+RESTART_PATIENCE_S = 120.0  # a loaded machine: Ray starts a new worker process
 
 
 def _send(host: Any, key: str, question: str) -> dict[str, Any]:
@@ -35,6 +38,12 @@ def main(address: str, namespace: str, root: str, key: str) -> None:
     print(json.dumps(_send(host, key, "RESENT-QUESTION?")), flush=True)
     killed = _pid(host)
     ray.kill(host, no_restart=False)
+    # ray.kill returns before the process is gone: under load the old process answered the
+    # re-sends from its own memory (and the probe's last line showed the killed pid). The
+    # re-sends go to the restarted actor: each inventory call waits for a live process.
+    deadline = time.monotonic() + RESTART_PATIENCE_S
+    while _pid(host) == killed and time.monotonic() < deadline:
+        time.sleep(0.05)
     # Another text under the same key: were it asked, the model would see RESENT-AGAIN.
     print(json.dumps(_send(host, key, "RESENT-AGAIN?")), flush=True)
     print(json.dumps(_send(host, key, "RESENT-AGAIN?")), flush=True)
