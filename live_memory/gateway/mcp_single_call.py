@@ -9,6 +9,9 @@ call and result serialisation, and this module writes the answer as the transpor
 (`JSONRPCResponse` / `JSONRPCError` as JSON, HTTP 200, the dispatcher's error mapping). That
 took about a third of the event loop's CPU per question.
 
+A plain `ask_live_memory` call skips the runner too: the service answers it directly and the
+result is shaped with the SDK's own types (mcp_direct_ask, which says when).
+
 Only a request the transport would take as it is comes here (`single_call`): one JSON-RPC
 request object, method `tools/call`, no `_meta` at all (progress tokens, trace context and
 anything else in it go the SDK's full way), a handshake-era protocol version header, a body
@@ -19,7 +22,7 @@ transports unchanged.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +40,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from live_memory.gateway.mcp_direct_ask import ask_call, ask_result
 
 __all__ = ["SingleCall", "single_call"]
 
@@ -91,11 +96,18 @@ class _Exchange:
 
 
 class SingleCall:
-    """Answers plain `tools/call` requests (see the module doc)."""
+    """Answers plain `tools/call` requests (see the module doc); a plain question, when
+    `ask` is given, without the SDK's runner (mcp_direct_ask)."""
 
-    def __init__(self, server: Server[Any], lifespan_state: Any) -> None:
+    def __init__(
+        self,
+        server: Server[Any],
+        lifespan_state: Any,
+        ask: Callable[[object, object, object], Awaitable[str]] | None = None,
+    ) -> None:
         self.server = server
         self.lifespan_state = lifespan_state
+        self.ask = ask
 
     def app_for(self, parsed: dict[str, Any], version: str) -> ASGIApp | None:
         """The ASGI app answering this request, or None when it is not a valid JSON-RPC
@@ -104,11 +116,19 @@ class SingleCall:
             request = JSONRPCRequest.model_validate(parsed, by_name=False)
         except ValueError:
             return None
+        ask, call = self.ask, ask_call(request.params)
+        if ask is not None and call is not None and "tools/call" not in self.server.cache_hints:
+
+            async def answer_directly(scope: Scope, receive: Receive, send: Send) -> None:
+                result = await ask_result(ask, call, version)
+                message = JSONRPCResponse(jsonrpc="2.0", id=request.id, result=result)
+                await _respond(message, scope, receive, send)
+
+            return answer_directly
 
         async def answer(scope: Scope, receive: Receive, send: Send) -> None:
             message = await self._exchange(request, version, Request(scope, receive))
-            data = message.model_dump_json(by_alias=True, exclude_unset=True)
-            await Response(data, media_type="application/json")(scope, receive, send)
+            await _respond(message, scope, receive, send)
 
         return answer
 
@@ -137,3 +157,10 @@ class SingleCall:
                 error = ErrorData(code=0, message=str(exc))
             return JSONRPCError(jsonrpc="2.0", id=request.id, error=error)
         return JSONRPCResponse(jsonrpc="2.0", id=request.id, result=result)
+
+
+async def _respond(
+    message: JSONRPCResponse | JSONRPCError, scope: Scope, receive: Receive, send: Send
+) -> None:
+    data = message.model_dump_json(by_alias=True, exclude_unset=True)
+    await Response(data, media_type="application/json")(scope, receive, send)
