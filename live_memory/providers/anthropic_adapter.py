@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -36,6 +36,7 @@ from live_memory.providers.http_errors import (
     HttpTimeoutError,
 )
 from live_memory.providers.retry import DEFAULT_RETRY_POLICY, RetryPolicy, with_retries
+from live_memory.providers.stream_tail import StreamTails
 from live_memory.providers.types import (
     BearerTokenSource,
     ChatRequest,
@@ -110,6 +111,7 @@ class AnthropicProvider:
         self._target = httpx2.URL(self._url)
         self._sent_headers: list[tuple[bytes, bytes]] = []
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._tails = StreamTails()
 
     @property
     def name(self) -> str:
@@ -173,24 +175,29 @@ class AnthropicProvider:
         tap: StreamTap | None,
     ) -> dict[str, Any]:
         """One streamed attempt: the reply put back together, or an http_errors exception
-        (ValueError for a body that is not a reply). Leaving early closes the connection."""
+        (ValueError for a body that is not a reply). The stream's tail is read after the
+        reply is returned (stream_tail); leaving early closes the connection."""
+        await self._tails.settled()  # the last call's connection is back in the pool
         http_request = self._request(client, body, headers, deadline)
         try:
             response = await client.send(http_request, stream=True)
+            close = True
             try:
                 if not response.is_success:
                     await response.aread()
                     raise HttpStatusError(response)
                 lines = event_lines(response.aiter_bytes(), constants.STREAM_LINE_MAX_BYTES)
                 message = await assemble_stream(lines, tap)
-                await _read_tail(lines)
+                self._tails.defer(response, lines)
+                close = False
                 return message
             except StreamError as exc:
                 status = _STREAM_ERROR_STATUS.get(exc.kind, 400)
                 error = {"type": "error", "error": {"type": exc.kind, "message": exc.message}}
                 raise HttpStatusError(response, status=status, body=error) from exc
             finally:
-                await response.aclose()
+                if close:
+                    await response.aclose()
         except httpx2.TimeoutException as exc:
             raise HttpTimeoutError(f"timed out: {exc}", http_request) from exc
         except httpx2.TransportError as exc:
@@ -251,23 +258,8 @@ class AnthropicProvider:
     async def aclose(self) -> None:
         client, self._client = self._client, None
         if client is not None and self._client_loop is asyncio.get_running_loop():
+            await self._tails.settled()
             await client.aclose()
-
-
-async def _read_tail(lines: AsyncIterator[bytes]) -> None:
-    """Read what follows `message_stop` (a blank line, then the body's end) so the connection
-    goes back to the pool: closing a half-read response closes its connection, and every call
-    then paid a new TCP connection. A server that keeps sending or holds the stream open past
-    a short wait gets its connection closed instead; the message is complete either way."""
-    seen = 0
-    try:
-        async with asyncio.timeout(constants.STREAM_TAIL_WAIT_S):
-            async for line in lines:
-                seen += len(line)
-                if seen > constants.STREAM_TAIL_MAX_BYTES:
-                    return
-    except (TimeoutError, ValueError, httpx2.TransportError):
-        return
 
 
 def _attempt_timeout(deadline: float | None) -> dict[str, float]:

@@ -1,7 +1,8 @@
 """The Anthropic adapter keeps one HTTP connection across calls: it reads a stream to its end
 after `message_stop` (closing a half-read response closed the connection, so every call paid a
-new one). A server that holds the stream open after `message_stop` costs a short wait and a
-fresh connection per call, never a lost answer. A proxy named in the environment carries the
+new one), after the answer is returned. A server that holds the stream open after
+`message_stop` costs the next call a short wait and a fresh connection, never a lost answer,
+and the answer itself no wait at all. A proxy named in the environment carries the
 call (the request is built once per client; `send` still picks the proxy), and the calls write
 no per-request log line.
 
@@ -32,10 +33,12 @@ _IDS = itertools.count(1)
 
 
 class StreamServer:
-    """Answers every POST with one streamed reply; `hold_tail`: never ends the body."""
+    """Answers every POST with one streamed reply; `hold_tail`: never ends the body;
+    `release`: ends it once the event is set."""
 
-    def __init__(self, hold_tail: bool) -> None:
+    def __init__(self, hold_tail: bool, release: asyncio.Event | None = None) -> None:
         self.hold_tail = hold_tail
+        self.release = release  # when given, the body's end is sent once it is set
         self.connections = 0
         self.requests = 0
         self.request_lines: list[bytes] = []
@@ -69,6 +72,9 @@ class StreamServer:
                     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
                     b"transfer-encoding: chunked\r\n\r\n%x\r\n%s\r\n" % (len(events), events)
                 )
+                if self.release is not None:
+                    await writer.drain()
+                    await self.release.wait()
                 if self.hold_tail:
                     await writer.drain()
                     await reader.read()  # until the client closes the connection
@@ -111,6 +117,28 @@ def test_a_stream_held_open_after_message_stop_still_answers_on_a_fresh_connecti
     assert answers == ["answer 1", "answer 2", "answer 3"]
     assert connections == 3
     assert elapsed >= 3 * C.STREAM_TAIL_WAIT_S  # each waited for the tail, then gave up on it
+
+
+def test_an_answer_does_not_wait_for_its_streams_tail(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The server holds the body's end until the first answer is back: the answer is returned
+    # while its tail is still unread (before, the call waited for it, gave up, and closed the
+    # connection); the tail is read afterwards and the next call uses the same connection.
+    monkeypatch.setattr(C, "STREAM_TAIL_WAIT_S", 30.0)  # a held tail is waited for, not lost
+
+    async def two_calls() -> tuple[str, str, int]:
+        release = asyncio.Event()
+        async with StreamServer(hold_tail=False, release=release) as server:
+            provider = AnthropicProvider(server.url, "test-key")
+            try:
+                async with asyncio.timeout(10):  # the old way waited 30 s for the tail here
+                    first = (await provider.chat(_ask(1))).text
+                release.set()
+                second = (await provider.chat(_ask(2))).text
+            finally:
+                await provider.aclose()
+            return first, second, server.connections
+
+    assert asyncio.run(two_calls()) == ("answer 1", "answer 2", 1)
 
 
 def test_provider_calls_log_nothing_at_info(tmp_path: Path) -> None:
