@@ -287,6 +287,9 @@ STREAM_LINE_MAX_BYTES: Final = 4 * 1024 * 1024  # one server-sent-event line of 
 # kept for the next call), at most this much and this long, else the connection is closed.
 STREAM_TAIL_MAX_BYTES: Final = 64 * 1024
 STREAM_TAIL_WAIT_S: Final = 0.25
+# How long after its answer a stream's tail is read (providers/stream_tail): past the
+# answer's commit and reply, which it would otherwise hold up; the next call starts it at once.
+STREAM_TAIL_DEFER_S: Final = 0.005
 ANTHROPIC_API_VERSION: Final = "2026-10-21"  # anthropic-version header (as SDK 2.15 sends)
 # Claude Code's public OAuth client id (the CLIENT_ID constant of the Claude Code CLI, as quoted
 # by many public tools that refresh its credential); the token endpoint refuses a refresh grant

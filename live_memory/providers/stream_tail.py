@@ -6,9 +6,10 @@ new TCP connection (and TLS handshake) to the API. Reading it and handing the co
 to the pool cost 0.2-0.4 ms of the event loop per call (httpx2's and httpcore2's end-of-body
 bookkeeping), and a server that holds the stream open after `message_stop` cost the full
 STREAM_TAIL_WAIT_S: both before the answer could go on. `StreamTails.defer` does that work in
-a task of its own that starts one loop turn later, so what the answer does next (its commit,
-on the workspace's thread) is handed off first; the next call waits for it (`settled`), so a
-connection is always back in the pool before it is needed again.
+a task of its own, STREAM_TAIL_DEFER_S later: by then the answer's commit (on the workspace's
+thread) and its reply are done, and holding the GIL for the tail earlier would only have
+delayed them. The next call does not wait for the delay: `settled` starts every deferred tail
+at once and waits for it, so a connection is always back in the pool before it is needed.
 """
 
 from __future__ import annotations
@@ -28,23 +29,33 @@ class StreamTails:
     """The streams one client still finishes; on the event loop that runs its calls."""
 
     def __init__(self) -> None:
-        self._running: set[asyncio.Task[None]] = set()
+        self._running: dict[asyncio.Task[None], asyncio.Event] = {}
 
     def defer(self, response: httpx2.Response, lines: AsyncIterator[bytes]) -> None:
-        """Read what follows `message_stop` on `lines`, then close `response`, soon."""
-        task = asyncio.get_running_loop().create_task(_finish(response, lines))
-        self._running.add(task)
-        task.add_done_callback(self._running.discard)
+        """Read what follows `message_stop` on `lines`, then close `response`, a little later."""
+        start = asyncio.Event()
+        task = asyncio.get_running_loop().create_task(_finish(response, lines, start))
+        self._running[task] = start
+        task.add_done_callback(self._forget)
 
     async def settled(self) -> None:
-        """Wait until every deferred stream is finished (before a call, and at close)."""
+        """Finish every deferred stream now and wait for it (before a call, and at close)."""
         if self._running:
+            for start in self._running.values():
+                start.set()
             await asyncio.wait(list(self._running))
 
+    def _forget(self, task: asyncio.Task[None]) -> None:
+        self._running.pop(task, None)
 
-async def _finish(response: httpx2.Response, lines: AsyncIterator[bytes]) -> None:
-    await asyncio.sleep(0)  # one turn of the loop: what the answer queued goes first
+
+async def _finish(
+    response: httpx2.Response, lines: AsyncIterator[bytes], start: asyncio.Event
+) -> None:
     try:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(constants.STREAM_TAIL_DEFER_S):
+                await start.wait()
         await _read_tail(lines)
     finally:
         with contextlib.suppress(httpx2.TransportError):
