@@ -33,6 +33,7 @@ from uvicorn.protocols.utils import get_local_addr, get_remote_addr, is_ssl
 
 from live_memory.config import constants as C
 from live_memory.gateway.notify_direct import DirectNotify
+from live_memory.gateway.one_write import HeadWithBody
 
 __all__ = ["limited_http_protocol"]
 
@@ -151,7 +152,14 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
             self._arm_head_timer()  # now the body's deadline
             return
         self._addresses()
+        self._serve_head()
+
+    def _serve_head(self) -> None:
+        """uvicorn's handling of a parsed head; the cycle it starts writes its response's
+        head and body in one send (gateway/one_write)."""
         super().on_headers_complete()
+        if self.cycle is not None and self.cycle.transport is self.transport:
+            self.cycle.transport = HeadWithBody(self.transport, self.loop)  # type: ignore[assignment]
 
     def on_body(self, body: bytes) -> None:
         if self._direct_body is not None:
@@ -168,7 +176,7 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
         payload = self.direct.answer(body) if self.direct is not None else None
         if payload is None:  # replay: uvicorn serves it as if the request arrived just now
             self._addresses()
-            super().on_headers_complete()
+            self._serve_head()
             super().on_body(body)
             super().on_message_complete()
             return
