@@ -456,6 +456,7 @@ CORE_MAP_MAX_CHARS: Final = 24_000
 CORE_MAP_CANDIDATES: Final = 2_000
 # The per-question symbol lookup: identifiers of the question looked up in the index.
 SYMBOL_LOOKUP_MAX_NAMES: Final = 12
+SYMBOL_FIND_MEMO_MAX: Final = 256  # question look-ups (6 rows at most each) an index remembers
 SYMBOL_LOOKUP_MAX_HITS: Final = 24
 SYMBOL_LOOKUP_PER_NAME: Final = 6
 FIND_SYMBOL_DEFAULT_LIMIT: Final = 50

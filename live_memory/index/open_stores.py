@@ -79,6 +79,11 @@ class ParkableStore(SqliteStore):
             self._parked = False
         return super()._connection()
 
+    @property
+    def closed(self) -> bool:
+        """Closed for good (`close`): every use raises KnowledgeError."""
+        return self._db is None and not self._parked
+
     def park(self) -> bool:
         """Close the connection until the next use; True if it was open."""
         with self._lock:

@@ -79,6 +79,11 @@ class WorkspaceIndex:
         server's indexes share one condition (`SymbolIndexes`)."""
         self.stat_memo = StatMemo()
         """Files last read from disk by an update, by their stat (the index thread's only)."""
+        self._found: tuple[int, dict[tuple[str, str | None, int], tuple[SymbolRow, ...]]] = (
+            -1,
+            {},
+        )
+        """`find`'s recent answers and the generation they hold for."""
 
     # --- what is indexed -----------------------------------------------------------------
     def wanted(self, rel: str) -> bool:
@@ -203,7 +208,22 @@ class WorkspaceIndex:
 
     # --- reading -------------------------------------------------------------------------
     def find(self, name: str, kind: str | None = None, limit: int = 50) -> list[SymbolRow]:
-        return self.store.find(name, kind, limit)
+        """Definitions named `name` (SymbolStore.find). Recent look-ups are remembered while
+        the rows are unchanged (one `generation`): questions name the same identifiers again,
+        and most words a question is searched for are no symbol at all, a query each."""
+        generation = self.generation  # read first: every change of the rows bumps it after
+        tag, found = self._found
+        if tag != generation:
+            found = {}
+            self._found = (generation, found)
+        key = (name, kind, limit)
+        rows = found.get(key)
+        if rows is None or self.store.closed:
+            rows = tuple(self.store.find(name, kind, limit))  # a closed store raises
+            if len(found) >= C.SYMBOL_FIND_MEMO_MAX:
+                found.clear()
+            found[key] = rows
+        return list(rows)
 
     def symbol_lines(self, name: str, kind: str | None, limit: int) -> list[tuple[str, str]]:
         """find_symbol's rows as (path, `path:line [kind] name: signature — doc`)."""

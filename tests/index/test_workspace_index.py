@@ -15,6 +15,7 @@ from live_memory.config import constants as C
 from live_memory.index import SymbolIndexes, WorkspaceIndex, question_names, render_core_map
 from live_memory.index.lookup import lookup_symbols
 from live_memory.index.stat_memo import StatMemo
+from live_memory.index.store import SymbolRow
 from tests.support.repo import make_repo
 
 SECRETS = (".env", ".env*", "*.pem")
@@ -97,6 +98,31 @@ def test_incremental_update_and_delete_and_restart_without_reparsing(
         assert parsed == []  # unchanged size+mtime: no file read or parsed again
     finally:
         again.close()
+
+
+def test_look_ups_are_remembered_until_the_rows_change(
+    tmp_path: Path, indexes: SymbolIndexes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = _open(indexes, repo)
+    queries: list[str] = []
+    store_find = index.store.find
+
+    def counted(name: str, kind: str | None = None, limit: int = 50) -> list[SymbolRow]:
+        queries.append(name)
+        return store_find(name, kind, limit)
+
+    monkeypatch.setattr(index.store, "find", counted)
+    first = index.find("load_config")
+    assert index.find("load_config") == first and index.find("nothing_like_it") == []
+    assert index.find("nothing_like_it") == []
+    assert queries == ["load_config", "nothing_like_it"]  # asked again: from the memo
+    first.clear()  # a caller's list is its own
+    assert index.find("load_config")[0].line == 1
+    (repo / "app/core.py").write_text("\n\ndef load_config(path, strict=True):\n    pass\n")
+    assert index.update(str(repo / "app/core.py"))
+    assert index.find("load_config")[0].line == 3  # the edit is seen at once
+    assert queries == ["load_config", "nothing_like_it", "load_config"]
 
 
 def test_core_map_ranks_by_references_within_budget_and_is_deterministic(
