@@ -21,6 +21,7 @@ from live_memory import __version__
 from live_memory.agent import QuestionProgress
 from live_memory.errors import LiveMemoryError
 from live_memory.gateway.ask_arguments import AnswerTokensParam, CwdParam, QuestionParam
+from live_memory.gateway.mcp_direct_ask import ASK_TOOL
 from live_memory.gateway.mcp_progress import report_progress
 from live_memory.gateway.service import LiveMemoryService
 
@@ -73,7 +74,7 @@ def build_mcp_server(service: LiveMemoryService) -> MCPServer:
         handlers.pop(method, None)
 
     @server.tool(
-        name="ask_live_memory",
+        name=ASK_TOOL,  # the direct way (mcp_direct_ask) answers plain calls of this tool
         description=ASK_DESCRIPTION,
         annotations=_READ_ONLY,
         structured_output=False,
