@@ -16,6 +16,7 @@ LiveMemoryError
 │   ├── ProviderAuthError       the key or credential was refused
 │   └── ProviderBadResponse     the provider answered something we cannot read
 ├── PathOutsideWorkspace        the path jail refused a path
+├── GitDirRefused               git not run: no work tree here, or its git directory is another's
 ├── SnapshotError               a snapshot could not be read or written
 │   └── AnswerNotPersisted      an answer was computed but its snapshot could not be written (507)
 ├── ShuttingDown                the server is draining and admits nothing new (503)
@@ -32,6 +33,7 @@ __all__ = [
     "Busy",
     "ClientGone",
     "ConfigError",
+    "GitDirRefused",
     "InputError",
     "InvalidCwd",
     "LiveMemoryError",
@@ -114,6 +116,15 @@ class ProviderBadResponse(ProviderError):
 
 class PathOutsideWorkspace(LiveMemoryError):
     """A path that would leave the workspace root (or is otherwise unsafe)."""
+
+
+class GitDirRefused(LiveMemoryError):
+    """git was not run for a directory: it is in no git work tree (`foreign` False), or the
+    git directory found for it belongs to another repository (`foreign` True)."""
+
+    def __init__(self, message: str, *, foreign: bool) -> None:
+        super().__init__(message)
+        self.foreign = foreign
 
 
 class SnapshotError(LiveMemoryError):

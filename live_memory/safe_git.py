@@ -9,7 +9,12 @@ Every git call goes through `run_git_commands`, which
 - asks git first which `filter.*` and `diff.*`/`merge.*` driver keys the configuration
   defines (reading configuration runs nothing) and overrides each with an empty value
   (git then treats the driver as absent), plus a fixed set of overrides for the
-  single-valued keys (fsmonitor, hooksPath, pager, external diff, ssh, askpass, gpg, editor);
+  single-valued keys (fsmonitor, hooksPath, pager, external diff, ssh, askpass, gpg, editor).
+  Overrides travel as `GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>` pairs, never `-c`: `-c`
+  splits at the first `=`, and a driver's name may hold one (`filter.a=b.clean`);
+- asks git, in the same breath, which git directory serves the directory, refuses one that
+  is not the work tree's own (`live_memory.git_location`: a `.git` naming another
+  repository), and pins the rest with `GIT_DIR`/`GIT_WORK_TREE`;
 - never lets git recurse into submodules' work trees (their own configuration would apply);
 - drops the system configuration and git's environment knobs that run programs;
 - starts each git in its own process group and kills the whole group at the deadline, so
@@ -30,29 +35,36 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from live_memory.errors import GitDirRefused
+from live_memory.git_location import GitLocation, foreign_reason
+
 __all__ = ["GitRun", "git_environment", "run_git_commands"]
 
 logger = logging.getLogger(__name__)
 
 _FIXED_OVERRIDES = (
-    "core.fsmonitor=false",
-    "core.hooksPath=/dev/null",
-    "core.pager=cat",
-    "core.sshCommand=",
-    "core.askPass=",
-    "core.editor=true",
-    "core.alternateRefsCommand=",
-    "core.quotepath=off",
-    "credential.helper=",
-    "diff.external=",
-    "gpg.program=false",
-    "log.showSignature=false",
-    "color.ui=never",
-    "submodule.recurse=false",
-    "status.submoduleSummary=false",
-    "diff.ignoreSubmodules=dirty",
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.sshCommand", ""),
+    ("core.askPass", ""),
+    ("core.editor", "true"),
+    ("core.alternateRefsCommand", ""),
+    ("core.quotepath", "off"),
+    ("credential.helper", ""),
+    ("diff.external", ""),
+    ("gpg.program", "false"),
+    ("gpg.ssh.program", "false"),
+    ("gpg.x509.program", "false"),
+    ("log.showSignature", "false"),
+    ("color.ui", "never"),
+    ("submodule.recurse", "false"),
+    ("status.submoduleSummary", "false"),
+    ("diff.ignoreSubmodules", "dirty"),
 )
-_DRIVER_SECTIONS = r"^(filter|diff|merge)\."
+_LOCATE = ("--git-dir", "--git-common-dir", "--show-toplevel")
+# Listed with their values: core.worktree says whether a git directory links back (submodules).
+_INSPECTED = r"^(filter|diff|merge)\.|^core\.worktree$"
 # Keys of per-driver sections whose value is a command.
 _DRIVER_KEY = re.compile(
     rb"^(?:filter\.[^\n]+\.(?:clean|smudge|process)|diff\.[^\n]+\.(?:command|textconv)|"
@@ -75,6 +87,7 @@ _DROPPED_ENV = (
     "GIT_CONFIG_COUNT",
     "GIT_CONFIG",
     "GIT_DIR",
+    "GIT_COMMON_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",
     "GIT_OBJECT_DIRECTORY",
@@ -117,7 +130,9 @@ def run_git_commands(
 ) -> list[GitRun]:
     """Run the commands concurrently in `root` (results in order), neutralised as above.
 
-    Raises FileNotFoundError when git is not installed and OSError when it cannot start.
+    Raises FileNotFoundError when git is not installed (or older than 2.31), OSError when it
+    cannot start, GitDirRefused when `root` is in no work tree or its git directory belongs
+    to another repository (`live_memory.git_location`).
     A command still running at `timeout` seconds is killed with its process group.
     """
     git = shutil.which("git")
@@ -125,32 +140,79 @@ def run_git_commands(
         raise FileNotFoundError("git is not installed on the server")
     deadline = time.monotonic() + timeout
     env = git_environment()
-    prefix = [git, "--no-pager", "--no-optional-locks", *_overrides(git, root, env, deadline)]
+    location, overrides = _inspect(git, root, env, deadline)
+    env.update(GIT_DIR=location.git_dir, GIT_WORK_TREE=location.work_tree)
+    _configure(env, [*_FIXED_OVERRIDES, *overrides])
+    prefix = [git, "--no-pager", "--no-optional-locks"]
     return _run_all(root, [[*prefix, *args] for args in commands], env, deadline, stdin)
 
 
-def _overrides(git: str, root: Path, env: dict[str, str], deadline: float) -> list[str]:
-    options: list[str] = []
-    for item in _FIXED_OVERRIDES:
-        options += ["-c", item]
-    listed = _run_all(
+def _inspect(
+    git: str, root: Path, env: dict[str, str], deadline: float
+) -> tuple[GitLocation, list[tuple[str, str]]]:
+    """Where git finds the repository from `root` (refused unless it is the work tree's
+    own), and the overrides that disarm the drivers its configuration defines.
+
+    Raises GitDirRefused, FileNotFoundError for a git older than 2.31, and TimeoutError
+    when git cannot even say that in time.
+    """
+    inspecting = dict(env)
+    _configure(inspecting, _FIXED_OVERRIDES)
+    where, listed = _run_all(
         root,
-        [[git, "--no-pager", "config", "-z", "--name-only", "--get-regexp", _DRIVER_SECTIONS]],
-        env,
+        [
+            [git, "--no-pager", "rev-parse", "--path-format=absolute", *_LOCATE],
+            [git, "--no-pager", "config", "-z", "--get-regexp", _INSPECTED],
+        ],
+        inspecting,
         min(deadline, time.monotonic() + 5.0),
         None,
-    )[0]
-    if listed.returncode is None:
+    )
+    if where.returncode is None or listed.returncode is None:
         # git could not even read its configuration in time: run nothing else.
         raise TimeoutError("git config took too long")
-    for key in listed.stdout.split(b"\0"):
-        if _DRIVER_KEY.match(key):
-            name = os.fsdecode(key)
-            options += ["-c", f"{name}="]
+    real_root = os.path.realpath(root)
+    paths = [os.path.realpath(os.fsdecode(p)) for p in where.stdout.split(b"\n") if p]
+    if where.stdout.startswith(b"--path-format"):
+        # Before 2.31 git echoes the option and ignores GIT_CONFIG_COUNT, so no override
+        # would hold: refuse rather than run with the drivers live.
+        raise FileNotFoundError("git 2.31 or newer is needed to run git safely")
+    if where.returncode != 0 or len(paths) != 3 or not _contains(paths[2], real_root):
+        said = where.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitDirRefused(
+            f"{root} is not inside a git work tree" + (f" ({said[-1]})" if said else ""),
+            foreign=False,
+        )
+    location = GitLocation(git_dir=paths[0], common_dir=paths[1], work_tree=paths[2])
+    overrides: list[tuple[str, str]] = []
+    core_worktree = None
+    for record in listed.stdout.split(b"\0"):
+        key, _, value = record.partition(b"\n")
+        if key.lower() == b"core.worktree":
+            core_worktree = os.fsdecode(value)
+        elif _DRIVER_KEY.match(key):
+            overrides.append((os.fsdecode(key), ""))
             required = _REQUIRED_FILTER.match(key)
             if required:  # a required filter that is absent would make git fail instead
-                options += ["-c", f"{os.fsdecode(required.group(1))}.required=false"]
-    return options
+                overrides.append((f"{os.fsdecode(required.group(1))}.required", "false"))
+    reason = foreign_reason(real_root, location, core_worktree)
+    if reason is not None:
+        logger.warning("git refused in %s: %s", root, reason)
+        raise GitDirRefused(f"git is not run here: {reason}", foreign=True)
+    return location, overrides
+
+
+def _configure(env: dict[str, str], pairs: Sequence[tuple[str, str]]) -> None:
+    """Pass config overrides as `GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>`, which git takes
+    whole: a key with `=` in its name (`filter.a=b.clean`) stays that key."""
+    for number, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{number}"] = key
+        env[f"GIT_CONFIG_VALUE_{number}"] = value
+    env["GIT_CONFIG_COUNT"] = str(len(pairs))
+
+
+def _contains(directory: str, path: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
 def _run_all(

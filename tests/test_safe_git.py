@@ -108,3 +108,66 @@ def test_a_missing_git_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     with pytest.raises(FileNotFoundError):
         run_git_commands(tmp_path, [["status"]], timeout=5)
     assert sys.executable  # the interpreter itself needs no PATH
+
+
+def test_drivers_whose_names_hold_equals_signs_or_quotes_run_nothing(tmp_path: Path) -> None:
+    # `-c filter.a=b.clean=` is split at its first `=` (git sets `filter.a` to `b.clean=`),
+    # so the driver stayed live; a driver named `=` made every `-c` fail to parse.
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    names = {"a.txt": "a=b", "b.txt": "=", "c.txt": "q\"u'o=te", "d.txt": "=x=.clean"}
+    attributes = "".join(f"{f} filter={n} diff={n} merge={n}\n" for f, n in names.items())
+    repo = make_repo(
+        tmp_path / "repo", {".gitattributes": attributes, **{f: "one\n" for f in names}}
+    )
+    for file in names:
+        (repo / file).write_text("one\ntwo\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "second")  # a patch for git_search (textconv)
+    for file, name in [*names.items(), ("e.txt", "sp ace"), ("f.txt", "tab\there")]:
+        for key, tail in [
+            ("filter.{}.clean", "sleep 60; cat"),
+            ("filter.{}.smudge", "cat"),
+            ("filter.{}.process", "sleep 60"),
+            ("diff.{}.textconv", "cat"),
+            ("diff.{}.command", ""),
+            ("merge.{}.driver", ""),
+        ]:
+            program = f"touch '{markers}/{key.split('.')[-1]}-{file}'; {tail}"
+            git(repo, "config", key.format(name), program)
+        git(repo, "config", f"filter.{name}.required", "true")
+    for file in names:
+        (repo / file).write_text("one\ntwo\nthree\n", encoding="utf-8")  # status cleans it
+        os.utime(repo / file, (1, 1))
+    toolbox = Toolbox(repo)
+    changed = toolbox.run("get_changed_files", {})
+    assert not changed.is_error, changed.text
+    assert all(file in changed.text for file in names), changed.text
+    searched = toolbox.run("git_search", {"query": "second", "patch": True})
+    assert not searched.is_error and "+two" in searched.text, searched.text
+    assert "b.txt" in toolbox.run("Glob", {"pattern": "*.txt"}).text
+    assert "b.txt" in toolbox.run("Grep", {"pattern": "three"}).text
+    assert "b.txt" in toolbox.run("find_paths", {"name": "b.txt"}).text
+    assert watcher_git(repo, ["check-ignore", "-z", "--stdin"], stdin=b"a.txt\0") is not None
+    assert watcher_git(repo, ["diff-tree", "-r", "-z", "--name-only", "HEAD~1", "HEAD"])
+    assert watcher_git(repo, ["ls-files", "-z", "-c", "-i", "--exclude-standard"])
+    assert sorted(os.listdir(markers)) == []
+
+
+def test_a_git_too_old_to_take_overrides_from_the_environment_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # git < 2.31 ignores GIT_CONFIG_COUNT (no override would hold) and echoes the
+    # `--path-format` it does not know; this stand-in does the same and marks any other call.
+    marker = tmp_path / "ran"
+    shim = tmp_path / "bin" / "git"
+    shim.parent.mkdir()
+    shim.write_text(
+        '#!/bin/sh\ncase "$*" in\n*rev-parse*) echo --path-format=absolute; echo .git;;\n'
+        f"*config*) exit 1;;\n*) : > {marker};;\nesac\n",
+        encoding="utf-8",
+    )
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", str(shim.parent))
+    with pytest.raises(FileNotFoundError, match=r"2\.31 or newer"):
+        run_git_commands(tmp_path, [["status"]], timeout=5)
+    assert not marker.exists()

@@ -48,7 +48,8 @@ def run_git_concurrently(
     """Run several git commands at once (each one stats the work tree: overlap the waits).
 
     Results come back in order. Raises GitUnavailable when git is missing or any command
-    times out (all of them are then killed, with their process groups).
+    times out (all of them are then killed, with their process groups), GitDirRefused when
+    `root` is in no work tree or its git directory is another repository's.
     """
     try:
         runs = run_git_commands(root, commands, timeout=timeout)

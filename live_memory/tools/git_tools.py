@@ -14,9 +14,10 @@ from live_memory.config.constants import (
     GIT_SEARCH_MAX_LIMIT,
     GIT_SEARCH_MAX_PATCH_CHARS,
 )
+from live_memory.errors import GitDirRefused
 from live_memory.hygiene import is_secret_path, redact_secrets
 from live_memory.tools.arguments import BadToolArguments, ToolArgs
-from live_memory.tools.git_command import GitUnavailable, run_git
+from live_memory.tools.git_command import GitResult, GitUnavailable, run_git_concurrently
 from live_memory.tools.outcome import ToolOutcome
 from live_memory.tools.scope import Scope
 
@@ -37,15 +38,17 @@ _RECORD = "\x1e"
 _COMMIT_FORMAT = f"--format={_RECORD}commit %h%nDate:   %ad%nAuthor: %an%n%n%w(0,4,4)%B"
 _BLANK_RUN = re.compile(r"\n(?:[ ]*\n){2,}")
 _DIFF_HEADER = re.compile(r"^diff --git a/(?P<a>.+?) b/(?P<b>.+)$", re.MULTILINE)
+_NOT_A_REPOSITORY = ToolOutcome(
+    text="This workspace is not inside a git repository, so there is no git history or "
+    "change list. Explore with Glob, find_paths, Grep and Read instead.",
+    is_error=True,
+)
 
 
 def run_get_changed_files(scope: Scope, args: ToolArgs) -> ToolOutcome:
     """get_changed_files{}: `git status` for the workspace, explained in words."""
-    prefix = _work_tree_prefix(scope)
-    if isinstance(prefix, ToolOutcome):
-        return prefix
-    result = run_git(
-        scope.root,
+    ran = _in_work_tree(
+        scope,
         [
             "status",
             "--porcelain=v1",
@@ -57,6 +60,9 @@ def run_get_changed_files(scope: Scope, args: ToolArgs) -> ToolOutcome:
             ".",
         ],
     )
+    if isinstance(ran, ToolOutcome):
+        return ran
+    prefix, result = ran
     if not result.ok:
         return ToolOutcome(
             text=f"get_changed_files: git status failed: {result.stderr}", is_error=True
@@ -101,9 +107,6 @@ def run_git_search(scope: Scope, args: ToolArgs) -> ToolOutcome:
         maximum=GIT_SEARCH_MAX_LIMIT,
     )
     patch = args.flag("patch", "diff", "show_diff", default=False)
-    prefix = _work_tree_prefix(scope)
-    if isinstance(prefix, ToolOutcome):
-        return prefix
     resolved, rel = scope.locate(path)
     if not resolved.exists():
         raise BadToolArguments(f"git_search: path {path!r} does not exist in the workspace")
@@ -120,7 +123,10 @@ def run_git_search(scope: Scope, args: ToolArgs) -> ToolOutcome:
     if rel and resolved.is_file():
         command.append("--follow")  # history across renames; git allows it for one file only
     command += ["--", rel or "."]
-    result = run_git(scope.root, command)
+    ran = _in_work_tree(scope, command)
+    if isinstance(ran, ToolOutcome):
+        return ran
+    result = ran[1]
     if not result.ok:
         if "does not have any commits" in result.stderr:
             return ToolOutcome(text="git_search: this repository has no commits yet.")
@@ -137,20 +143,24 @@ def run_git_search(scope: Scope, args: ToolArgs) -> ToolOutcome:
     return ToolOutcome(text=text)
 
 
-def _work_tree_prefix(scope: Scope) -> str | ToolOutcome:
-    """The workspace root's path inside its repository ('' at the top), or an error outcome."""
+def _in_work_tree(scope: Scope, command: list[str]) -> tuple[str, GitResult] | ToolOutcome:
+    """Run `git <command>` in the workspace with, beside it, the check that the workspace is
+    in a git work tree: (the root's path inside the repository, '' at the top; the result),
+    or the error outcome the model sees."""
     try:
-        result = run_git(scope.root, ["rev-parse", "--is-inside-work-tree", "--show-prefix"])
+        where, result = run_git_concurrently(
+            scope.root, [["rev-parse", "--is-inside-work-tree", "--show-prefix"], command]
+        )
     except GitUnavailable as exc:
         return ToolOutcome(text=f"git tools are unavailable: {exc}", is_error=True)
-    lines = result.stdout.decode("utf-8", errors="surrogateescape").splitlines()
-    if not result.ok or not lines or lines[0] != "true":
-        return ToolOutcome(
-            text="This workspace is not inside a git repository, so there is no git history or "
-            "change list. Explore with Glob, find_paths, Grep and Read instead.",
-            is_error=True,
-        )
-    return lines[1] if len(lines) > 1 else ""
+    except GitDirRefused as exc:
+        if not exc.foreign:
+            return _NOT_A_REPOSITORY
+        return ToolOutcome(text=f"git tools are refused for this workspace: {exc}", is_error=True)
+    lines = where.stdout.decode("utf-8", errors="surrogateescape").splitlines()
+    if not where.ok or not lines or lines[0] != "true":
+        return _NOT_A_REPOSITORY
+    return (lines[1] if len(lines) > 1 else ""), result
 
 
 def _strip_prefix(path: str, prefix: str) -> str:

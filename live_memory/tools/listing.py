@@ -23,7 +23,7 @@ from live_memory.config.constants import (
     LISTING_SUBMODULE_MAX_DEPTH,
     NON_GIT_SKIP_DIRS,
 )
-from live_memory.errors import LiveMemoryError
+from live_memory.errors import GitDirRefused, LiveMemoryError
 from live_memory.tools.git_command import GitUnavailable, run_git_concurrently
 from live_memory.tools.workspace_read import read_workspace_bytes
 
@@ -79,7 +79,7 @@ def _git_files(root: Path, depth: int = 0) -> list[str] | None:
                 ["ls-files", "-z", "--deleted"],  # tracked but gone from disk
             ],
         )
-    except GitUnavailable as exc:
+    except (GitUnavailable, GitDirRefused) as exc:
         logger.debug("listing %s without git: %s", root, exc)
         return None
     if not listed.ok:
@@ -109,7 +109,7 @@ def _submodule_paths(root: Path) -> list[str]:
         (result,) = run_git_concurrently(
             root, [["config", "-z", "-f", _GITMODULES, "--get-regexp", r"^submodule\..*\.path$"]]
         )
-    except GitUnavailable:
+    except (GitUnavailable, GitDirRefused):
         return []
     if not result.ok:
         return []

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from live_memory.config import constants as C
+from live_memory.errors import GitDirRefused
 from live_memory.safe_git import run_git_commands
 
 __all__ = ["GitOutput", "run_git"]
@@ -48,6 +49,9 @@ def run_git(
         return None
     except (OSError, TimeoutError) as exc:
         logger.warning("git %s in %s could not run: %s", args[0], root, exc)
+        return None
+    except GitDirRefused as exc:  # safe_git logged a foreign git directory already
+        logger.debug("git %s in %s not run: %s", args[0], root, exc)
         return None
     if done.returncode is None:
         logger.warning("git %s in %s took longer than %.0f s", args[0], root, timeout)

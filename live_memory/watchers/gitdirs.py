@@ -12,6 +12,8 @@ import logging
 import os
 from dataclasses import dataclass
 
+from live_memory.git_location import read_gitdir_file
+
 __all__ = ["GitDirs", "find_git_dirs"]
 
 logger = logging.getLogger(__name__)
@@ -53,13 +55,11 @@ def find_git_dirs(worktree: str) -> GitDirs | None:
     if os.path.isdir(dot_git):
         gitdir = dot_git
     elif os.path.isfile(dot_git):
-        text = _read_small(dot_git)
-        if text is None or not text.startswith("gitdir:"):
-            logger.debug("%s is not a gitdir file", dot_git)
+        named = read_gitdir_file(dot_git)
+        if named is None or not os.path.isdir(named):
+            logger.debug("%s names no git directory", dot_git)
             return None
-        gitdir = os.path.normpath(os.path.join(worktree, text[len("gitdir:") :].strip()))
-        if not os.path.isdir(gitdir):
-            return None
+        gitdir = named
     else:
         return None
     common = _read_small(os.path.join(gitdir, "commondir"))

@@ -6,6 +6,7 @@ import pytest
 
 from live_memory.config.constants import SECRET_REDACTION
 from live_memory.tools import Toolbox
+from live_memory.watchers.git_process import run_git as watcher_git
 from tests.support.repo import git, make_repo
 from tests.tools.conftest import AWS_KEY
 
@@ -146,3 +147,82 @@ def test_git_search_bad_arguments_are_error_results(
     outcome = Toolbox(history).run("git_search", arguments)
     assert outcome.is_error
     assert words in outcome.text
+
+
+@pytest.fixture
+def private(tmp_path: Path) -> Path:
+    """Another repository on the machine, whose history no workspace may show."""
+    return make_repo(tmp_path / "private", {"secret.txt": "PRIVATE-BYTES\n"})
+
+
+def _commit(root: Path, rel: str, message: str) -> None:
+    (root / rel).write_text(message, encoding="utf-8")
+    git(root, "commit", "-q", "-am", message)
+
+
+def _foreign_workspaces(tmp_path: Path, private: Path) -> list[Path]:
+    """Workspaces whose `.git` leads to `private`'s history without belonging to it."""
+    named = tmp_path / "named"  # a `.git` file naming the other repository's directory
+    named.mkdir()
+    (named / ".git").write_text(f"gitdir: {private / '.git'}\n", encoding="utf-8")
+    linked = tmp_path / "linked"  # a `.git` symlink to it
+    linked.mkdir()
+    (linked / ".git").symlink_to(private / ".git")
+    git(private, "worktree", "add", "-q", str(tmp_path / "real-worktree"))
+    copied = tmp_path / "copied"  # a real worktree's `.git` file, copied elsewhere
+    copied.mkdir()
+    (copied / ".git").write_bytes((tmp_path / "real-worktree" / ".git").read_bytes())
+    common = make_repo(tmp_path / "common", {"x.txt": "x\n"})  # refs and objects elsewhere
+    (common / ".git" / "commondir").write_text(str(private / ".git"), encoding="utf-8")
+    for workspace in (named, linked, copied, common):
+        (workspace / "a.txt").write_text("mine\n", encoding="utf-8")
+    return [named, linked, copied, common]
+
+
+def test_a_git_directory_of_another_repository_is_refused_by_the_git_tools(
+    tmp_path: Path, private: Path
+) -> None:
+    _commit(private, "secret.txt", "PRIVATE-HISTORY")
+    assert "PRIVATE-HISTORY" in Toolbox(private).run("git_search", {}).text
+    for workspace in _foreign_workspaces(tmp_path, private):
+        toolbox = Toolbox(workspace)
+        for tool, arguments in [
+            ("git_search", {"patch": True}),
+            ("git_search", {"query": "PRIVATE"}),
+            ("get_changed_files", {}),
+        ]:
+            outcome = toolbox.run(tool, arguments)
+            assert outcome.is_error, (workspace.name, outcome.text)
+            assert "refused" in outcome.text, outcome.text
+            assert "does not link back" in outcome.text or "another repository" in outcome.text
+            assert "PRIVATE" not in outcome.text
+        assert "a.txt" in toolbox.run("Glob", {"pattern": "*.txt"}).text  # listed without git
+        assert watcher_git(workspace, ["log", "--format=%s"]) is None
+
+
+def test_linked_worktrees_and_submodules_keep_their_git_tools(tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "main", {"app.py": "x = 1\n"})
+    _commit(main, "app.py", "Tune the main app")
+    worktree = tmp_path / "elsewhere" / "wt"
+    git(main, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    (worktree / "app.py").write_text("x = 2\n", encoding="utf-8")
+    library = make_repo(tmp_path / "library", {"lib.py": "y = 1\n"})
+    _commit(library, "lib.py", "Tune the library")
+    superproject = make_repo(tmp_path / "super", {"top.py": "z = 1\n"})
+    git(superproject, "-c", "protocol.file.allow=always", "submodule", "add", "-q",
+        f"file://{library}", "sub")  # fmt: skip
+    git(superproject, "commit", "-q", "-m", "Add the library")
+    (superproject / "sub" / "lib.py").write_text("y = 2\n", encoding="utf-8")
+    (superproject / "top.py").write_text("z = 2\n", encoding="utf-8")
+    for workspace, commit, changed in [
+        (worktree, "Tune the main app", "app.py"),
+        (superproject / "sub", "Tune the library", "lib.py"),
+        (superproject, "Add the library", "top.py"),
+    ]:
+        toolbox = Toolbox(workspace)
+        found = toolbox.run("git_search", {"patch": True})
+        assert not found.is_error and commit in found.text, found.text
+        status = toolbox.run("get_changed_files", {})
+        assert not status.is_error and changed in status.text, status.text
+        assert watcher_git(workspace, ["rev-parse", "HEAD"]) is not None
+    assert "sub/lib.py" in Toolbox(superproject).run("Glob", {"pattern": "**/*.py"}).text
