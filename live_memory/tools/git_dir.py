@@ -1,30 +1,26 @@
 """What is git's own inside a workspace: never shown to the model.
 
 A `.git` at any depth (the repository's, a nested repository's, a submodule's file and the
-`.git/modules` it points into), and the git directory a root `.git` *file* names when it
-lies inside the root (`git init --separate-git-dir` placed in the work tree). Its `config`
+`.git/modules` it points into), and the git and common directories git would use for the
+root when they lie inside it under another name (a `.git` file or symlink pointing there, a
+`--separate-git-dir` placed in the work tree; see `live_memory.git_location`). Its `config`
 may hold credentials (`http.extraheader`, as CI checkouts write).
 """
 
 from __future__ import annotations
 
-import functools
-import os
-import stat
-
-from live_memory.tools.beneath import open_beneath
+from live_memory.git_location import git_dirs_inside
 
 __all__ = ["git_internal", "pointed_git_dirs"]
 
 _GIT = ".git"
-_GITDIR_FILE_MAX_BYTES = 4096
 
 
 def git_internal(real_root: str, rel: str, git_dirs: tuple[str, ...] | None = None) -> bool:
     """Is the workspace-relative `rel` inside a git directory: a `.git` at any depth (nested
-    repositories and submodules too), or the git directory the root's `.git` file names?
+    repositories and submodules too), or the git directory git uses for the root?
 
-    `git_dirs` (from `pointed_git_dirs`) saves a stat per path when checking many.
+    `git_dirs` (from `pointed_git_dirs`) saves a look at the root's `.git` per path.
     """
     if ".git" in rel and (
         rel == _GIT or rel.startswith(".git/") or "/.git/" in rel or rel.endswith("/.git")
@@ -37,38 +33,6 @@ def git_internal(real_root: str, rel: str, git_dirs: tuple[str, ...] | None = No
 
 
 def pointed_git_dirs(real_root: str) -> tuple[str, ...]:
-    """The git directory the root's `.git` file points to, when it lies inside the root
-    (a `--separate-git-dir` placed in the work tree); usually none."""
-    found = _pointed_git_dir(real_root, _stamp(os.path.join(real_root, _GIT)))
-    return (found,) if found else ()
-
-
-def _stamp(path: str) -> tuple[int, int, int] | None:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    return (info.st_ino, info.st_mtime_ns, info.st_size) if stat.S_ISREG(info.st_mode) else None
-
-
-@functools.lru_cache(maxsize=64)
-def _pointed_git_dir(real_root: str, stamp: tuple[int, int, int] | None) -> str | None:
-    """The root-relative git directory a `.git` file (`gitdir: ...`) names, when inside."""
-    if stamp is None:
-        return None
-    try:
-        opened = open_beneath(real_root, _GIT)
-    except OSError:
-        return None
-    try:
-        data = os.read(opened.fd, _GITDIR_FILE_MAX_BYTES)
-    except OSError:
-        return None
-    finally:
-        os.close(opened.fd)
-    text = data.decode("utf-8", errors="replace").strip()
-    if not text.startswith("gitdir:"):
-        return None
-    target = os.path.realpath(os.path.join(real_root, text[len("gitdir:") :].strip()))
-    prefix = real_root.rstrip("/") + "/"
-    return target[len(prefix) :] if target.startswith(prefix) else None
+    """The root-relative directories git uses for the root that lie inside it under a name
+    other than `.git`; usually none."""
+    return tuple(d for d in git_dirs_inside(real_root) if d != _GIT)

@@ -111,11 +111,9 @@ class Scope:
     def files_under(self, rel_dir: str) -> list[str]:
         """Visible workspace files below `rel_dir` ('' = all), sorted, workspace-relative."""
         prefix = f"{rel_dir}/" if rel_dir else ""
-        return [
-            path
-            for path in list_workspace_files(self.root)
-            if path.startswith(prefix) and self.visible(path)
-        ]
+        paths = [path for path in list_workspace_files(self.root) if path.startswith(prefix)]
+        hidden = self.invisible_paths(paths)
+        return [path for path in paths if path not in hidden] if hidden else paths
 
     def regular_size(self, rel: str) -> int | None:
         """Size of `rel` if it is (or links, inside the root, to) a visible regular file.

@@ -9,13 +9,13 @@ deep as their share allows, the rest summarised with their file counts.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from live_memory.config.constants import DEFAULT_SECRET_PATH_PATTERNS
-from live_memory.hygiene import is_secret_path
-from live_memory.path_glob import glob_set
 from live_memory.tools.listing import list_workspace_files
+from live_memory.tools.scope import Scope
 from live_memory.tools.tree_budget import DirNode, collapsed, render_budgeted
 
 __all__ = ["build_directory_tree", "list_workspace_files", "render_tree"]
@@ -35,16 +35,14 @@ def build_directory_tree(
 ) -> str:
     """An indented tree of the workspace's files, at most `max_chars` long.
 
-    Secret files are left out; with `file_globs` only matching files are listed (see
-    `live_memory.path_glob`). When truncated, a closing note says how many files are not listed.
+    Secret files and git's own are left out; with `file_globs` only matching files are listed
+    (see `live_memory.path_glob`). When truncated, a closing note says how many files are not
+    listed.
     """
-    scope = glob_set(tuple(file_globs))
-    files = [
-        path
-        for path in list_workspace_files(root)
-        if not is_secret_path(path, secret_patterns) and (not file_globs or scope.matches(path))
-    ]
-    return render_tree(files, max_chars)
+    scope = Scope(Path(os.path.realpath(root)), tuple(secret_patterns), tuple(file_globs))
+    files = list_workspace_files(root)
+    hidden = scope.invisible_paths(files)
+    return render_tree([path for path in files if path not in hidden], max_chars)
 
 
 def render_tree(files: Sequence[str], max_chars: int) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from live_memory.tools import Toolbox, beneath
+from live_memory.tools import Toolbox, beneath, build_directory_tree
 from tests.support.repo import git, make_repo
 from tests.tools.conftest import write_tree
 
@@ -102,3 +102,25 @@ def test_a_git_directory_named_by_a_dot_git_file_is_refused(tmp_path: Path) -> N
     assert "git directory" in outcome.text
     assert toolbox.run("Read", {"file_path": ".git"}).is_error
     assert "c2VwYXJhdGU" not in toolbox.run("Grep", {"pattern": "extraheader|basic"}).text
+
+
+def test_a_dot_git_symlink_to_a_directory_in_the_workspace_is_refused_by_every_tool(
+    tmp_path: Path,
+) -> None:
+    # git follows a `.git` symlink: its target is the git directory under another name.
+    root = make_repo(tmp_path / "repo", {"a.py": "TODO\n"})
+    git(root, "config", "http.extraheader", "AUTHORIZATION: basic c3ltbGlua2Vk")
+    (root / ".git").rename(root / "meta")
+    (root / ".git").symlink_to("meta")
+    toolbox = Toolbox(root)
+    for path in ("meta/config", str(root / "meta" / "config"), "meta/HEAD"):
+        outcome = toolbox.run("Read", {"file_path": path})
+        assert outcome.is_error and "git directory" in outcome.text, outcome.text
+    assert toolbox.run("Grep", {"pattern": "extraheader", "path": "meta"}).is_error
+    everywhere = toolbox.run("Grep", {"pattern": "extraheader|basic", "output_mode": "content"})
+    assert "c3ltbGlua2Vk" not in everywhere.text and everywhere.text.startswith("No matches")
+    assert toolbox.run("Glob", {"pattern": "**/config"}).text.startswith("No files match")
+    assert "meta/" not in toolbox.run("find_paths", {"name": "*"}).text
+    assert "meta" not in build_directory_tree(root, 10_000)
+    assert "a.py" in toolbox.run("Glob", {"pattern": "*.py"}).text
+    assert not toolbox.run("get_changed_files", {}).is_error  # it is this work tree's own
