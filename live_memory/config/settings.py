@@ -25,6 +25,9 @@ class Settings:
 
     host: str = C.DEFAULT_HOST
     port: int = C.DEFAULT_PORT
+    allowed_hosts: tuple[str, ...] = ()
+    """Host names besides loopback (and `host`) that requests may be addressed to: a container's
+    service name (`live-memory`) or the machine's name behind a mapped port."""
     data_dir: Path = field(default_factory=lambda: Path(C.DEFAULT_DATA_DIR).expanduser())
     token: str | None = None
     provider: str | None = None
