@@ -51,7 +51,7 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def allowed_hostnames(configured_host: str, extra: Iterable[str] = ()) -> frozenset[str]:
-    """Loopback, the host the server binds (unless every interface) and LIVE_MEMORY_ALLOWED_HOSTS."""
+    """Loopback, the bound host (unless every interface) and LIVE_MEMORY_ALLOWED_HOSTS."""
     names = {h.strip("[]").lower() for h in C.LOOPBACK_HOSTS} | set(extra)
     if configured_host not in ("0.0.0.0", "::", ""):
         names.add(configured_host.strip("[]").lower())

@@ -149,3 +149,19 @@ def test_the_dockerfile_runs_as_non_root_with_a_health_check() -> None:
 def test_the_install_script_is_valid_bash() -> None:
     subprocess.run(["bash", "-n", str(DEPLOY / "install-systemd.sh")], check=True, timeout=30)
     assert (DEPLOY / "install-systemd.sh").stat().st_mode & 0o111
+
+
+def test_the_docker_build_context_leaves_out_the_clones_venv_and_caches() -> None:
+    """After `make test` a clone holds .venv (hundreds of MB) and .cache: never sent to
+    the Docker daemon; what the Dockerfile copies still is."""
+    ignored = {
+        line.strip()
+        for line in (REPO / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    assert {".venv", ".cache", ".git", ".mypy_cache", "tests"} <= ignored
+    copied = {"pyproject.toml", "README.md", "live_memory"}
+    assert not copied & ignored
+    docker = (DEPLOY / "Dockerfile").read_text()
+    assert "$HOME/.claude/projects:$HOME/.claude/projects" in docker
+    assert "LIVE_MEMORY_ALLOWED_HOSTS" in docker
