@@ -165,3 +165,27 @@ def test_the_docker_build_context_leaves_out_the_clones_venv_and_caches() -> Non
     docker = (DEPLOY / "Dockerfile").read_text()
     assert "$HOME/.claude/projects:$HOME/.claude/projects" in docker
     assert "LIVE_MEMORY_ALLOWED_HOSTS" in docker
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_serve_installs_the_package_alone_and_make_test_what_every_test_needs(
+    tmp_path: Path,
+) -> None:
+    """`make -n` (what make would run) in the clone, for a venv that does not exist yet."""
+
+    def planned(target: str) -> str:
+        done = subprocess.run(
+            ["make", "-n", target, f"VENV={tmp_path / 'venv'}"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return done.stdout
+
+    serve = planned("serve")
+    assert "pip install --quiet -e .\n" in serve and "[dev" not in serve and "ray" not in serve
+    test = planned("test")
+    assert "-e '.[dev,ray]'" in test
+    assert "deploy/test-deps.sh" in test  # Chromium for the browser tests, when missing
