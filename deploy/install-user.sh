@@ -24,6 +24,7 @@ if [ -z "$method" ]; then
   fi
 fi
 
+echo "install-user: installing live-memory from $repo with $method (about half a minute)..."
 case "$method" in
   pipx)
     pipx install --force "$repo"
@@ -35,8 +36,10 @@ case "$method" in
     ;;
   venv)
     if [ ! -x "$venv/bin/python" ]; then
+      echo "install-user: creating $venv"
       "$python" -m venv "$venv"
     fi
+    echo "install-user: building and installing the package and its dependencies"
     "$venv/bin/python" -m pip install --quiet --upgrade pip
     "$venv/bin/python" -m pip install --quiet --upgrade "$repo"
     mkdir -p "$bin_dir"

@@ -26,6 +26,16 @@ __all__ = ["Fork", "ForkCancelled"]
 logger = logging.getLogger(__name__)
 
 _INVENTORY_KEYS = itertools.count(1)
+_QUESTION_SHOWN_MAX = 120
+"""Characters of its question a running fork shows as its message in hand (/actors)."""
+
+
+def _in_hand(question: str) -> str:
+    """What /actors and the dashboard show a running fork doing: its question, on one line."""
+    line = " ".join(question.split())
+    if len(line) > _QUESTION_SHOWN_MAX:
+        line = line[: _QUESTION_SHOWN_MAX - 1] + "…"
+    return f"question: {line}"
 
 
 class ForkCancelled(Exception):
@@ -71,7 +81,7 @@ class Fork:
     def start(self) -> None:
         """Submit the question to the I/O loop; its outcome is reported when it is done."""
         info = self.info
-        info.current_message, info.busy_since = "StartFork", time.monotonic()
+        info.current_message, info.busy_since = _in_hand(self.job.question), time.monotonic()
         self.system.register(self.key, info)
         try:
             coro = answer_question(self.job, self.services, self.toolbox)

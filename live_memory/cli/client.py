@@ -112,6 +112,10 @@ class ServerClient:
         self._token = token or None
         self._timeout_s = timeout_s
 
+    def auth_headers(self) -> dict[str, str]:
+        """The headers that authenticate a request to this server (for another HTTP client)."""
+        return {"Authorization": f"Bearer {self._token}"} if self._token else {}
+
     def get(
         self, path: str, params: Mapping[str, str] | None = None, timeout_s: float | None = None
     ) -> Reply:

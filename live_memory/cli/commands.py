@@ -75,10 +75,30 @@ def _here() -> str:
     return os.path.abspath(os.getcwd())
 
 
-def ask(inv: Invocation, question: str, cwd: str, max_answer_tokens: int | None) -> int:
+def ask(
+    inv: Invocation,
+    question: str,
+    cwd: str,
+    max_answer_tokens: int | None,
+    progress: TextIO | None = None,
+) -> int:
+    """The answer; with `progress` (a terminal), asked over MCP with its progress drawn there."""
     body: dict[str, object] = {"question": question, "cwd": cwd}
     if max_answer_tokens is not None:
         body["max_answer_tokens"] = max_answer_tokens
+    if progress is not None and not inv.as_json:
+        inv.client.get("/health")  # a server that is down or not ours fails here, clearly
+        from live_memory.cli.ask_progress import ask_over_mcp  # noqa: PLC0415 (the SDK: ~0.3 s)
+
+        text = ask_over_mcp(
+            inv.client.base_url,
+            inv.client.auth_headers(),
+            body,
+            timeout_s=C.CLI_ASK_TIMEOUT_S,
+            progress=progress,
+        )
+        inv.emit(text)
+        return ExitCode.OK
     reply = inv.client.post("/api/ask", body, timeout_s=C.CLI_ASK_TIMEOUT_S)
     payload: object = reply.json() if reply.is_json else reply.text
     if inv.as_json:

@@ -111,7 +111,10 @@ def _dispatch(
     if command == "stats":
         return commands.stats(inv, given, args.by_day)
     if command == "ask":
-        return commands.ask(inv, args.question, cwd, args.max_answer_tokens)
+        shows_progress = not args.json and err.isatty()
+        return commands.ask(
+            inv, args.question, cwd, args.max_answer_tokens, err if shows_progress else None
+        )
     if command == "actors":
         return commands.actors(inv)
     if command == "dashboard":

@@ -40,6 +40,7 @@ __all__ = [
     "is_loopback",
     "require_token_off_loopback",
     "run_server",
+    "startup_line",
     "uvicorn_config",
 ]
 
@@ -162,6 +163,7 @@ def run_server(
             server = uvicorn.Server(config)
             stop.server = server
             server.should_exit = stop.requested
+            print(startup_line(settings, port), file=sys.stderr, flush=True)
             logger.info(
                 "live-memory serving on %s:%s (pid %s, data dir %s, lock %s)",
                 settings.host,
@@ -183,6 +185,24 @@ def run_server(
                 signal.signal(sig, handler)
             sock.close()
     return ExitCode.OK
+
+
+def startup_line(settings: Settings, port: int) -> str:
+    """The one line `serve` prints for a person (the log lines are JSON, for machines): where
+    to reach the server and its dashboard, and which model answers, or what to set."""
+    host = settings.host.strip("[]")
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"  # every interface: this machine reaches it on loopback
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}"
+    if settings.provider is None:
+        model = f"no model configured: {settings.provider_problem or 'set ANTHROPIC_API_KEY'}"
+    else:
+        model = f"provider {settings.provider}, model {settings.model}"
+        if settings.base_url:
+            model += f" at {settings.base_url}"
+    dashboard = f"{url}/ui" + (" (live-memory dashboard logs you in)" if settings.token else "")
+    return f"live-memory serving at {url} (MCP {url}/mcp); dashboard {dashboard}; {model}"
 
 
 def _service_environment(caller: Mapping[str, str]) -> Mapping[str, str]:

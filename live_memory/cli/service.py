@@ -115,11 +115,14 @@ def install_service(
         for command in _systemctl_commands():
             out.write(f"{shlex.join(command)}\n")
         return ExitCode.OK
+    previous_unit = _read_or_none(unit_path)
+    created_env = not env_file.exists()
+    created_dirs: list[Path] = []
     try:
-        unit_path.parent.mkdir(parents=True, exist_ok=True)
+        created_dirs += _make_dirs(unit_path.parent)
         _write_if_changed(unit_path, systemd_unit())
-        if not env_file.exists():
-            env_file.parent.mkdir(parents=True, exist_ok=True)
+        if created_env:
+            created_dirs += _make_dirs(env_file.parent)
             env_file.write_text(
                 "# Environment for the live-memory user service (KEY=value lines).\n"
                 "# Every variable is listed in deploy/live-memory.env.example.\n",
@@ -128,20 +131,61 @@ def install_service(
             env_file.chmod(0o600)
     except OSError as exc:
         raise CommandFailed(f"cannot write the service files: {exc}", ExitCode.FAILED) from exc
+    try:
+        if shutil.which("systemctl", path=environ.get("PATH")) is None:
+            raise CommandFailed("systemctl not found", ExitCode.FAILED)
+        ran = [_run(command, environ) for command in _systemctl_commands()]
+    except CommandFailed as exc:
+        _undo(unit_path, previous_unit, env_file if created_env else None, created_dirs)
+        raise CommandFailed(f"{exc}\n{_NOT_INSTALLED}", ExitCode.FAILED) from exc
     out.write(f"wrote {unit_path}\nenvironment file: {env_file}\n")
-    if shutil.which("systemctl", path=environ.get("PATH")) is None:
-        raise CommandFailed(
-            "systemctl not found: the unit is written but not enabled; start the server with "
-            "your own supervisor (deploy/SUPERVISING.md)",
-            ExitCode.FAILED,
-        )
-    for command in _systemctl_commands():
-        _run(command)
-        out.write(f"ran: {shlex.join(command)}\n")
+    out.writelines(f"ran: {command}\n" for command in ran)
     out.write(
         f"live-memory is enabled and started; logs: journalctl --user -u {C.SYSTEMD_UNIT_NAME}\n"
     )
     return ExitCode.OK
+
+
+_NOT_INSTALLED: Final = (
+    "Nothing was installed (the unit file was removed again). systemd's user manager is not "
+    "reachable here (containers, WSL, SSH sessions without lingering: `loginctl enable-linger "
+    "$USER` may help). Instead run `live-memory serve` in a terminal of its own, or under your "
+    "own supervisor (deploy/SUPERVISING.md); the Claude Code plugin's SessionStart hook also "
+    "starts `live-memory serve --as-service` by itself when no service runs."
+)
+
+
+def _read_or_none(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def _make_dirs(path: Path) -> list[Path]:
+    """mkdir -p, returning the directories it created, deepest first."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    path.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def _undo(
+    unit_path: Path, previous_unit: str | None, created_env: Path | None, created_dirs: list[Path]
+) -> None:
+    """Put the files back as they were before a failed install."""
+    try:
+        if previous_unit is None:
+            unit_path.unlink(missing_ok=True)
+        else:
+            _write_if_changed(unit_path, previous_unit)
+        if created_env is not None:
+            created_env.unlink(missing_ok=True)
+        for directory in sorted(created_dirs, key=lambda p: len(p.parts), reverse=True):
+            directory.rmdir()
+    except OSError as exc:
+        raise CommandFailed(
+            f"install-service failed and could not remove {unit_path}: {exc}", ExitCode.FAILED
+        ) from exc
 
 
 def _systemctl_commands() -> list[list[str]]:
@@ -172,10 +216,17 @@ def _write_if_changed(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _run(command: list[str]) -> None:
+def _run(command: list[str], environ: Mapping[str, str]) -> str:
+    """Run one systemctl step in the caller's environment (its user bus); its shell form,
+    or CommandFailed."""
     try:
         done = subprocess.run(
-            command, capture_output=True, text=True, timeout=_SYSTEMCTL_TIMEOUT_S, check=False
+            command,
+            capture_output=True,
+            text=True,
+            timeout=_SYSTEMCTL_TIMEOUT_S,
+            check=False,
+            env=dict(environ),
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise CommandFailed(f"{shlex.join(command)} failed: {exc}", ExitCode.FAILED) from exc
@@ -184,6 +235,7 @@ def _run(command: list[str]) -> None:
         raise CommandFailed(
             f"{shlex.join(command)} exited {done.returncode}: {detail}", ExitCode.FAILED
         )
+    return shlex.join(command)
 
 
 def _xml_escape(text: str) -> str:

@@ -24,6 +24,7 @@ RESTART_KEYS: Final = frozenset(
         "port",
         "data_dir",
         "token",  # the guard is built with the app
+        "allowed_hosts",
         "watcher",  # the watcher actor is started (or not) with the server
         "async_tools",  # the MCP tool list is built with the app
         "log_level",

@@ -25,6 +25,9 @@ class Settings:
 
     host: str = C.DEFAULT_HOST
     port: int = C.DEFAULT_PORT
+    allowed_hosts: tuple[str, ...] = ()
+    """Host names besides loopback (and `host`) that requests may be addressed to: a container's
+    service name (`live-memory`) or the machine's name behind a mapped port."""
     data_dir: Path = field(default_factory=lambda: Path(C.DEFAULT_DATA_DIR).expanduser())
     token: str | None = None
     provider: str | None = None
@@ -96,8 +99,9 @@ class Settings:
     workspaces_active_max: int = C.WORKSPACES_ACTIVE_MAX
     """Workspaces active at once; past it the least recently used idle ones are passivated
     early (never a busy one: with all busy, more are admitted, and logged)."""
-    dashboard_stuck_actor_s: float = C.DEFAULT_DASHBOARD_STUCK_ACTOR_S
-    """The dashboard highlights an actor busy on one message (or a question) this long."""
+    dashboard_stuck_actor_s: float | None = None
+    """The dashboard highlights an actor busy on one message this long (None: 30 s, and a
+    fork on its question once it outlasts what an MCP client waits, `mcp_timeout_s`)."""
     secret_path_patterns: tuple[str, ...] = C.DEFAULT_SECRET_PATH_PATTERNS
     subscription: bool = False
     """True when the provider credential is a Claude subscription token (cost not metered)."""
@@ -113,6 +117,19 @@ class Settings:
     ray_address: str = C.DEFAULT_RAY_ADDRESS
     """`auto`, a head address (`host:port`, `ray://host:port`), or empty: a private instance."""
     ray_namespace: str = C.DEFAULT_RAY_NAMESPACE
+
+    @property
+    def stuck_after_s(self) -> float:
+        """When the dashboard calls an actor busy on one message stuck."""
+        explicit = self.dashboard_stuck_actor_s
+        return C.DEFAULT_DASHBOARD_STUCK_ACTOR_S if explicit is None else explicit
+
+    @property
+    def fork_stuck_after_s(self) -> float:
+        """When the dashboard calls a question stuck: past the longest any client waits for
+        it (a question within its budget is busy, not stuck)."""
+        explicit = self.dashboard_stuck_actor_s
+        return max(self.mcp_timeout_s, self.default_timeout_s) if explicit is None else explicit
 
     @property
     def effective_summary_model(self) -> str:

@@ -188,6 +188,25 @@ def _globs(raw: object, label: str) -> tuple[str, ...]:
     return tuple(patterns)
 
 
+def _host_names(raw: object, label: str) -> tuple[str, ...]:
+    """Comma-separated host names (or IP literals) the Host header may carry."""
+    items = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(items, list | tuple):
+        raise ConfigError(f"{label} must be comma-separated host names, got {show(raw)}")
+    names: list[str] = []
+    for item in items:
+        name = item.strip().strip("[]").lower() if isinstance(item, str) else ""
+        if isinstance(item, str) and not item.strip():
+            continue
+        if not name or not all(ch.isalnum() or ch in ".-:" for ch in name):
+            raise ConfigError(
+                f"{label} must be host names without ports (e.g. live-memory,myhost.lan), "
+                f"got {show(item)}"
+            )
+        names.append(name)
+    return tuple(names)
+
+
 def _path(raw: object, label: str) -> str:
     if isinstance(raw, str) and raw.strip() and "\x00" not in raw and raw.isprintable():
         return raw.strip()
@@ -213,6 +232,7 @@ def _ray_address(raw: object, label: str) -> str:
 VARIABLES: Final[dict[str, Parser]] = {
     "host": _word,
     "port": _integer(1, 65535),
+    "allowed_hosts": _host_names,
     "data_dir": _path,
     "token": _secret,
     "provider": _choice(C.PROVIDER_ANTHROPIC, C.PROVIDER_OPENAI),

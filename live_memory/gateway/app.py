@@ -115,7 +115,9 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
 
     dashboard = DashboardAuth(required=bool(settings.token))
     rules = GuardRules(
-        hosts=allowed_hostnames(settings.host), token=settings.token, dashboard=dashboard
+        hosts=allowed_hostnames(settings.host, settings.allowed_hosts),
+        token=settings.token,
+        dashboard=dashboard,
     )
     routes = [
         Route("/mcp", endpoint=_McpEndpoint()),

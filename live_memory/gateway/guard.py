@@ -50,8 +50,9 @@ _REFUSED_FETCH_SITES = frozenset({b"cross-site", b"same-site"})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def allowed_hostnames(configured_host: str) -> frozenset[str]:
-    names = {h.strip("[]").lower() for h in C.LOOPBACK_HOSTS}
+def allowed_hostnames(configured_host: str, extra: Iterable[str] = ()) -> frozenset[str]:
+    """Loopback, the bound host (unless every interface) and LIVE_MEMORY_ALLOWED_HOSTS."""
+    names = {h.strip("[]").lower() for h in C.LOOPBACK_HOSTS} | set(extra)
     if configured_host not in ("0.0.0.0", "::", ""):
         names.add(configured_host.strip("[]").lower())
     return frozenset(names)
@@ -87,8 +88,13 @@ class GuardRules:
         self.token = f"Bearer {token}".encode() if token else None
         self.dashboard = dashboard
 
-    def _same_origin(self, origin: str, scheme: str, server: tuple[str, int | None] | None) -> bool:
-        """Origin names this very server: its scheme, an allowed host name, its port."""
+    def _same_origin(
+        self, origin: str, scheme: str, host: re.Match[str], server: tuple[str, int | None] | None
+    ) -> bool:
+        """Origin names this server: its scheme, an allowed host name, and the port the server
+        listens on or the port of the request's own (allowed) Host header. The latter is the
+        port the browser used: behind a mapped port (`docker -p 8000:7711`) the page and its
+        requests both say 8000. A page of any other origin (another local port) matches neither."""
         try:
             parts = urlsplit(origin)
             port = parts.port
@@ -98,8 +104,9 @@ class GuardRules:
             return False
         if parts.path not in ("", "/") or parts.query or parts.username is not None:
             return False
-        listening = server[1] if server else None
-        return (port or _DEFAULT_PORTS.get(scheme)) == listening
+        default = _DEFAULT_PORTS.get(scheme)
+        sent_to = int(host.group(2)[1:]) if host.group(2) else default
+        return (port or default) in (sent_to, server[1] if server else None)
 
     def refusal(
         self,
@@ -119,8 +126,13 @@ class GuardRules:
         host = hosts[0].decode("latin-1") if hosts else ""
         shape = HOST_SHAPE.fullmatch(host)
         if shape is None or host_name(shape) not in self.hosts:
-            return 421, f"Host {host!r} is not allowed (DNS-rebinding protection)"
-        own_page = bool(origins) and self._same_origin(origins[0].decode("latin-1"), scheme, server)
+            return 421, (
+                f"Host {host!r} is not allowed (DNS-rebinding protection); "
+                "add its name to LIVE_MEMORY_ALLOWED_HOSTS to reach the server by it"
+            )
+        own_page = bool(origins) and self._same_origin(
+            origins[0].decode("latin-1"), scheme, shape, server
+        )
         if origins and not own_page:
             return 403, "Origin is not allowed: only this server's own origin may call it"
         if any(

@@ -124,6 +124,15 @@ class UsageLedger(SqliteStore):
             ).fetchall()
         return {str(row[0]): _totals(row[1:], day=today) for row in rows}
 
+    def all_time(self, workspace: str) -> dict[str, object]:
+        """One workspace's totals over every day recorded (answers and distillation alike,
+        across resets: the money was spent)."""
+        with self._transaction() as db:
+            row = db.execute(
+                f"SELECT {_SUMS} FROM usage WHERE workspace = ?", (workspace,)
+            ).fetchone()
+        return _totals(row, day="all")
+
     def spent_today(self, workspace: str | None = None) -> float:
         """Today's cost in USD, of one workspace or of all (for the daily budgets)."""
         where, args = "WHERE day = ?", [self.today().isoformat()]

@@ -185,15 +185,39 @@ def start_server(
         if get_json(health_url, token, HEALTH_TIMEOUT_S) is not None:
             return Started("another session started it just now"), None
         if service is not None:
-            return start_service(
+            started, problem = start_service(
                 service, environ=environ, health_url=health_url, token=token, deadline=deadline
             )
+            if started is not None or command is None or not problem_is_launch(problem):
+                return started, problem
+            # The unit is there but its manager cannot start it (no user bus in a container,
+            # WSL, an SSH session): the backstop still can.
+            started, backstop_problem = start_backstop(
+                command,
+                root,
+                environ=environ,
+                health_url=health_url,
+                token=token,
+                deadline=deadline,
+            )
+            if started is None:
+                return None, f"{problem}; {backstop_problem}"
+            started.how += f" ({problem})"
+            return started, None
         assert command is not None
         return start_backstop(
             command, root, environ=environ, health_url=health_url, token=token, deadline=deadline
         )
     finally:
         os.close(fd)
+
+
+SERVICE_FAILED = "the live-memory service is installed but "
+
+
+def problem_is_launch(problem: str | None) -> bool:
+    """The service manager refused or failed to start the unit (not: started, still silent)."""
+    return bool(problem) and str(problem).startswith(SERVICE_FAILED)
 
 
 def start_service(
@@ -216,11 +240,11 @@ def start_service(
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"the live-memory service is installed but `{shown}` failed: {exc}"
+        return None, f"{SERVICE_FAILED}`{shown}` failed: {exc}"
     if done.returncode != 0:
         why = (done.stderr or done.stdout).strip().splitlines()
         detail = why[-1][:300] if why else f"exit {done.returncode}"
-        return None, f"the live-memory service is installed but `{shown}` failed: {detail}"
+        return None, f"{SERVICE_FAILED}`{shown}` failed: {detail}"
     while time.monotonic() < deadline:
         if get_json(health_url, token, HEALTH_TIMEOUT_S) is not None:
             return Started(f"the installed service was stopped; started it (`{shown}`)"), None

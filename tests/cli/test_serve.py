@@ -144,3 +144,33 @@ def test_an_fd_that_is_not_a_socket_is_a_usage_error(tmp_path: Path) -> None:
         )
     assert done.returncode == 2
     assert f"--fd {fd} is not" in done.stderr
+
+
+def test_serve_prints_one_human_line_with_its_urls_and_what_to_set_without_a_model(
+    tmp_path: Path,
+) -> None:
+    server = ServerProcess(tmp_path / "data", {}).start()
+    try:
+        lines = server.log.read_text().splitlines()
+    finally:
+        server.stop()
+    human = [line for line in lines if line.startswith("live-memory serving at ")]
+    assert len(human) == 1, lines
+    assert f"http://127.0.0.1:{server.port} (MCP http://127.0.0.1:{server.port}/mcp)" in human[0]
+    assert f"dashboard http://127.0.0.1:{server.port}/ui" in human[0]
+    assert "no model configured: " in human[0] and "ANTHROPIC_API_KEY" in human[0]
+
+
+def test_serve_names_the_provider_and_model_it_will_use(tmp_path: Path) -> None:
+    env = {
+        "LIVE_MEMORY_PROVIDER": "openai",
+        "LIVE_MEMORY_BASE_URL": "http://127.0.0.1:9/v1",
+        "LIVE_MEMORY_API_KEY": "sk-local",
+        "LIVE_MEMORY_MODEL": "qwen2.5-coder",
+    }
+    server = ServerProcess(tmp_path / "data", env).start()
+    try:
+        text = server.log.read_text()
+    finally:
+        server.stop()
+    assert "provider openai, model qwen2.5-coder at http://127.0.0.1:9/v1" in text

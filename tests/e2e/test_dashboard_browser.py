@@ -393,7 +393,7 @@ def test_an_actor_busy_past_the_threshold_is_highlighted_as_stuck(
         expected_conditions.presence_of_element_located((By.CSS_SELECTOR, stuck))
     )
     assert row.find_element(By.CSS_SELECTOR, ".stuck-tag").text == "stuck"
-    assert "StartFork" in row.text
+    assert f"question: {HELD_QUESTION}" in row.text  # what it is busy on, not a message name
     assert not browser.find_elements(
         By.CSS_SELECTOR, "#actors tbody tr.stuck:not([data-kind='fork'])"
     )
@@ -507,3 +507,40 @@ def test_confirmed_actions_empty_a_workspace_and_reload(
     browser.find_element(By.ID, "confirm").click()
     assert "Configuration reloaded" in _wait_for(browser, "#done")
     assert _console_errors(browser) == []
+
+
+# --- live pages ----------------------------------------------------------------------------
+
+
+def test_the_overview_redraws_itself_and_its_totals_add_up_after_an_empty(
+    world: World, browser: Any, screens: Path
+) -> None:
+    """Runs after the empty above: every workspace that spent today is still a row (the
+    totals are the rows' sum), and the page shows a workspace waking without a reload."""
+
+    _logged_in(world, browser)
+    _show(browser, f"{world.url}/ui", screens, "overview-live")
+    browser.execute_script("window.liveMarker = 'same page';")
+    today = [
+        int(cell.text)
+        for cell in browser.find_elements(By.CSS_SELECTOR, "#workspaces .questions-today")
+    ]
+    assert sum(today) == int(_text(browser, "#questions-today"))
+    gamma = f"#workspaces tr[data-root='{world.c}'] .state"
+    assert _text(browser, gamma) == "passivated"
+    event = {"path": "src/app.py", "kind": "read", "content": REPO_FILES["src/app.py"]}
+    woke = loopback.post(
+        f"{world.url}/notify", json={"cwd": str(world.c), "events": [event]}, headers=_bearer()
+    )
+    assert woke.status_code in (200, 202), woke.text
+    WebDriverWait(browser, PAGE_TIMEOUT_S).until(lambda d: _text(d, gamma) == "active")
+    assert browser.execute_script("return window.liveMarker;") == "same page"
+    assert _console_errors(browser) == []
+
+
+def test_a_workspace_page_shows_all_time_cost_at_least_today(world: World, browser: Any) -> None:
+    _logged_in(world, browser)
+    browser.get(f"{world.url}/ui/workspace?root={quote(str(world.b))}")
+    all_time = float(_text(browser, "#cost").lstrip("$"))
+    today = float(_text(browser, "#cost + .sub").split()[0].lstrip("$"))
+    assert all_time >= today > 0

@@ -8,6 +8,7 @@ from datetime import date
 from live_memory.actors.inspection import fact_rows, file_rows, snapshot_detail
 from live_memory.agent.activity import append_bounded, question_preview, records_from_state
 from live_memory.config import constants as C
+from live_memory.config import load_settings
 from live_memory.gateway.ui.charts import BAR_WIDTH, day_bars, window_bar
 from live_memory.gateway.ui.gather import mark_actors
 from live_memory.memory.model import FileContext, LedgerFact
@@ -117,6 +118,19 @@ def test_stuck_actors_are_flagged_past_the_threshold_and_errors_redacted() -> No
     )
     assert [r["stuck"] for r in rows] == [True, False]
     assert "abcdefghijklmnopqrstuvwx" not in str(rows[1]["last_error"])
+
+
+def test_a_question_within_what_a_client_waits_is_busy_not_stuck() -> None:
+    """The default thresholds: 30 s for a message, the MCP client's wait for a question (a
+    60 s budget flagged at 30 s was a false alarm)."""
+    settings = load_settings({"HOME": "/nonexistent", "LIVE_MEMORY_DATA_DIR": "/nonexistent"})
+    fork = {"kind": "fork", "busy_s": 45.0, "current_message": "question: where?"}
+    actor = {"kind": "workspace", "busy_s": 45.0, "current_message": "Ask"}
+    rows = mark_actors([fork, actor], settings.stuck_after_s, settings.fork_stuck_after_s)
+    assert [r["stuck"] for r in rows] == [False, True]
+    assert settings.fork_stuck_after_s == settings.mcp_timeout_s > settings.default_timeout_s
+    late = mark_actors([fork | {"busy_s": settings.mcp_timeout_s + 1}], 30.0, 120.0)
+    assert late[0]["stuck"]
 
 
 def test_records_are_bounded_and_tolerate_old_snapshots() -> None:

@@ -115,3 +115,34 @@ def test_the_notify_hook_script_is_accepted(
         % str(edge_repo).encode()
     )
     assert endpoint.post("/notify", body, timeout_s=10) == hook.DELIVERED
+
+
+def test_a_dashboard_action_behind_a_mapped_port_passes_and_another_origin_does_not(
+    edge_server: ServerProcess, edge_repo: Path
+) -> None:
+    """`docker run -p 8000:7711`: the browser's page and its requests say port 8000 while the
+    server listens on its own port; another local port is still another origin."""
+    mapped = {"host": "127.0.0.1:8000"}
+    body = b'{"cwd": "%s"}' % str(edge_repo).encode()
+    own = _post(edge_server, "/clear", JSON | mapped | {"origin": "http://127.0.0.1:8000"}, body)
+    assert own.status_code not in (403, 415, 421), own.text
+    other = _post(edge_server, "/clear", JSON | mapped | {"origin": "http://127.0.0.1:8001"}, body)
+    assert other.status_code == 403, other.text
+
+
+def test_a_host_name_is_refused_with_the_setting_to_allow_it_and_served_once_allowed(
+    edge_fake: object, tmp_path: Path
+) -> None:
+    by_name = {"host": "live-memory:7711"}
+    with ServerProcess(tmp_path / "closed", {}) as server:
+        refused = loopback.get(f"{server.url}/stats", headers=by_name, timeout=30)
+    assert refused.status_code == 421
+    assert "LIVE_MEMORY_ALLOWED_HOSTS" in refused.json()["error"]
+    env = {"LIVE_MEMORY_ALLOWED_HOSTS": "live-memory, Build-Box.lan"}
+    with ServerProcess(tmp_path / "open", env) as server:
+        served = loopback.get(f"{server.url}/health", headers=by_name, timeout=30)
+        other = loopback.get(f"{server.url}/stats", headers={"host": "evil.example"}, timeout=30)
+        config = loopback.get(f"{server.url}/config", timeout=30).json()
+    assert served.status_code == 200, served.text
+    assert other.status_code == 421
+    assert "allowed_hosts" in str(config)

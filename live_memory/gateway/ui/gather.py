@@ -41,21 +41,27 @@ async def _inspect(service: LiveMemoryService, root: str, *, detail: bool, query
 
 
 def actor_rows(service: LiveMemoryService) -> list[Row]:
-    return mark_actors(service.actors(), service.settings.dashboard_stuck_actor_s)
+    settings = service.settings
+    return mark_actors(service.actors(), settings.stuck_after_s, settings.fork_stuck_after_s)
 
 
-def mark_actors(inventory: Iterable[Row], stuck_after_s: float) -> list[Row]:
+def mark_actors(
+    inventory: Iterable[Row], stuck_after_s: float, fork_stuck_after_s: float | None = None
+) -> list[Row]:
     """The actor inventory, each flagged stuck when busy on one message for `stuck_after_s`
-    or more, its error text redacted."""
+    or more (a fork, on its question: `fork_stuck_after_s`), its texts redacted."""
     rows: list[Row] = []
     for actor in inventory:
         busy = actor.get("busy_s")
         error = actor.get("last_error")
+        hand = actor.get("current_message")
+        limit = fork_stuck_after_s if actor.get("kind") == "fork" else None
         rows.append(
             actor
             | {
-                "stuck": isinstance(busy, int | float) and busy >= stuck_after_s,
+                "stuck": isinstance(busy, int | float) and busy >= (limit or stuck_after_s),
                 "last_error": redact_secrets(error)[0] if isinstance(error, str) else None,
+                "current_message": redact_secrets(hand)[0] if isinstance(hand, str) else hand,
             }
         )
     return rows
@@ -85,6 +91,14 @@ async def overview(service: LiveMemoryService, page: int = 0) -> Row:
         {"workspace": str(root), "state": "passivated", "last_activity_at": saved_at}
         for root, saved_at in stored
         if str(root) not in live
+    )
+    listed = {str(row["workspace"]) for row in rows}
+    # A workspace reset or emptied today has no memory left but did spend today: listed, so
+    # the rows add up to the totals above them (a later page lists none of these).
+    rows.extend(
+        {"workspace": root, "state": "emptied"}
+        for root in sorted(today)
+        if page == 0 and root not in listed and root not in live
     )
     for row in rows:
         row["today"] = today.get(str(row["workspace"]))
@@ -134,5 +148,6 @@ async def workspace_page(service: LiveMemoryService, root: str, query: str) -> R
 
 
 async def _usage(service: LiveMemoryService, root: str) -> Row:
-    days = await asyncio.to_thread(service.stores.usage.by_day, C.DASHBOARD_DAYS, root)
-    return {"by_day": days}
+    usage = service.stores.usage
+    days = await asyncio.to_thread(usage.by_day, C.DASHBOARD_DAYS, root)
+    return {"by_day": days, "all_time": await asyncio.to_thread(usage.all_time, root)}

@@ -85,6 +85,11 @@ def _pct(value: object) -> str:
     return f"{100 * value:.0f}%" if isinstance(value, int | float) else "—"
 
 
+_PAGE_POLL_S = 5.0
+"""The overview and a workspace's page redraw themselves this often while visible (each
+redraw asks every active workspace for its figures: slower than the actors' rows)."""
+
+
 def _templates() -> Jinja2Templates:
     # Chainable: a figure another part of the server stops reporting renders as "—", not a 500.
     env = Environment(
@@ -114,7 +119,9 @@ def build_ui_routes(auth: DashboardAuth, reload: Reload) -> list[BaseRoute]:
             "now": now,
             "ago": lambda at: _ago(at, now),
             "poll_ms": int(C.DASHBOARD_POLL_S * 1000),
-            "stuck_s": service_of(request).settings.dashboard_stuck_actor_s,
+            "page_poll_ms": int(_PAGE_POLL_S * 1000),
+            "stuck_s": service_of(request).settings.stuck_after_s,
+            "fork_stuck_s": service_of(request).settings.fork_stuck_after_s,
         }
         response = templates.TemplateResponse(request, name, base | context, status_code=status)
         response.headers.update(_HEADERS)
@@ -129,7 +136,8 @@ def build_ui_routes(auth: DashboardAuth, reload: Reload) -> list[BaseRoute]:
         if not (number.isascii() and number.isdigit()) or int(number) > C.DASHBOARD_MAX_PAGE:
             return problem(request, 400, "No such page", "Pages are numbered 0, 1, 2, …")
         data = await gather.overview(service_of(request), int(number))
-        return page(request, "overview.html", data | {"done": request.query_params.get("done")})
+        done = request.query_params.get("done")
+        return page(request, "overview.html", data | {"done": done, "live": True})
 
     async def workspace(request: Request) -> Response:
         root = request.query_params.get("root", "")
@@ -165,6 +173,7 @@ def build_ui_routes(auth: DashboardAuth, reload: Reload) -> list[BaseRoute]:
                 "bars": bars,
                 "chart": {"width": charts.BAR_WIDTH, "height": charts.CHART_HEIGHT},
                 "done": request.query_params.get("done"),
+                "live": True,
             },
         )
 
