@@ -15,6 +15,9 @@ worker that runs any of it) was spread over both workers.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from typing import Any
 
 import pytest
@@ -37,6 +40,24 @@ def _is_long(item: pytest.Item) -> bool:
         defs[-1].scope in _WIDE_SCOPES and defs[-1].baseid.startswith("tests/")
         for defs in definitions.values()
     )
+
+
+_RUNTIME_DIR_KEY = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Servers publish their identity under XDG_RUNTIME_DIR and clients look there
+    # (live_memory/server_identity.py): one private directory per test process, passed on to
+    # every server and client the tests start, never the developer's own.
+    runtime = tempfile.mkdtemp(prefix="live-memory-runtime-")  # 0700
+    config.stash[_RUNTIME_DIR_KEY] = runtime
+    os.environ["XDG_RUNTIME_DIR"] = runtime
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    runtime = config.stash.get(_RUNTIME_DIR_KEY, None)
+    if runtime is not None:
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 @pytest.hookimpl(trylast=True)  # after the plugins that add markers (hypothesis's)

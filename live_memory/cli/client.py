@@ -6,25 +6,40 @@ map onto the CLI's exit codes in one place:
     CommandFailed               exit 1 unless said otherwise
     ├── ServerDown              nothing listens at the URL (exit 3)
     ├── ServerRejected          the server answered 4xx or 5xx (exit 1); `.status`, `.detail`
-    └── ServerUnreachable       the server did not answer in time or spoke garbage (exit 1)
+    ├── ServerUnreachable       the server did not answer in time or spoke garbage (exit 1)
+    └── NotOurServer            what listens is not this user's server (exit 1): nothing sent
+
+Every request goes on a connection whose server first proved it is this user's own (GET
+/identity, live_memory/server_identity.py): the token and the body follow only then, on that
+same connection.
 """
 
 from __future__ import annotations
 
 import errno
+import hmac
+import http.client
 import json
 import socket
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from live_memory.cli.outcome import CommandFailed, ExitCode
 from live_memory.config import constants as C
+from live_memory.server_identity import (
+    CHALLENGE_HEADER,
+    IDENTITY_PATH,
+    identity_file,
+    new_nonce,
+    proof,
+    read_published,
+    who_is_not_ours,
+)
 
 __all__ = [
+    "NotOurServer",
     "Reply",
     "ServerClient",
     "ServerDown",
@@ -37,6 +52,7 @@ _DOWN_ERRNOS: Final = frozenset(
     {errno.ECONNREFUSED, errno.ECONNRESET, errno.EHOSTUNREACH, errno.ENETUNREACH}
 )
 _ERROR_BODY_MAX: Final = 500
+_IDENTITY_REPLY_MAX: Final = 4096
 _CUT_OFF_ERRNOS: Final = frozenset({errno.EPIPE, errno.ECONNRESET})
 _CUT_OFF_MIN_BYTES: Final = 64 * 1024
 """A write cut off under a body at least this large is the server's body limit, not a crash."""
@@ -65,6 +81,10 @@ class ServerRejected(CommandFailed):
 
 class ServerUnreachable(CommandFailed):
     """The server accepted the connection but gave no usable answer."""
+
+
+class NotOurServer(CommandFailed):
+    """What listens at the URL did not prove it is this user's server; nothing was sent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,12 +125,24 @@ def default_server_url(environ: Mapping[str, str]) -> str:
 
 
 class ServerClient:
-    """Calls one server; every call is bounded by a timeout."""
+    """Calls one server; every call is bounded by a timeout and made on a verified connection.
 
-    def __init__(self, base_url: str, token: str | None, timeout_s: float) -> None:
+    `environ` locates the server's published identity (XDG_RUNTIME_DIR, HOME)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None,
+        timeout_s: float,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self._token = token or None
         self._timeout_s = timeout_s
+        self._environ = environ or {}
+        parts = urlsplit(self.base_url)
+        self._host = parts.hostname or C.DEFAULT_HOST
+        self._port = parts.port or C.DEFAULT_PORT
 
     def auth_headers(self) -> dict[str, str]:
         """The headers that authenticate a request to this server (for another HTTP client)."""
@@ -126,27 +158,70 @@ class ServerClient:
         return self._send("POST", path, json.dumps(body).encode(), timeout_s)
 
     def _send(self, method: str, path: str, data: bytes | None, timeout_s: float | None) -> Reply:
-        url = self.base_url + path
         headers = {"Accept": "application/json, text/plain"}
         if data is not None:
             headers["Content-Type"] = "application/json"
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
-        request = urllib.request.Request(url, data=data, headers=headers, method=method)
         timeout = self._timeout_s if timeout_s is None else timeout_s
+        connection = self._verified(timeout)
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                return Reply(
-                    status=response.status,
-                    content_type=response.headers.get("Content-Type", ""),
-                    body=response.read(),
-                )
-        except urllib.error.HTTPError as exc:
-            raise ServerRejected(exc.code, _error_message(exc)) from exc
-        except urllib.error.URLError as exc:
-            raise self._classify(exc.reason, data) from exc
-        except (TimeoutError, ConnectionError, OSError) as exc:
+            connection.request(method, path, body=data, headers=headers)
+            response = connection.getresponse()
+            body = response.read()
+        except (OSError, http.client.HTTPException) as exc:
             raise self._classify(exc, data) from exc
+        finally:
+            connection.close()
+        if response.status >= 400:
+            raise ServerRejected(response.status, _error_message(body, response.reason))
+        return Reply(response.status, response.getheader("Content-Type", ""), body)
+
+    def _verified(self, timeout_s: float) -> http.client.HTTPConnection:
+        """A connection whose server proved it is ours (nothing else sent on it yet);
+        NotOurServer when it could not, ServerDown when nothing listens."""
+        connection = http.client.HTTPConnection(self._host, self._port, timeout=timeout_s)
+        nonce = new_nonce()
+        try:
+            connection.request("GET", IDENTITY_PATH, headers={CHALLENGE_HEADER: nonce})
+            assert connection.sock is not None  # request() connected it
+            ends = connection.sock.getsockname()[:2], connection.sock.getpeername()[:2]
+            response = connection.getresponse()
+            raw = response.read(_IDENTITY_REPLY_MAX)
+        except (OSError, http.client.HTTPException) as exc:
+            connection.close()
+            raise self._classify(exc) from exc
+        if (
+            response.status != 200
+            or not response.isclosed()  # more than an identity answer: not ours
+            or connection.sock is None  # it closed the connection: ours keeps it open
+            or not self._proven(raw, nonce, *ends)
+        ):
+            connection.close()
+            path = identity_file(self._environ, self._port)
+            raise NotOurServer(
+                who_is_not_ours(f"{self._host}:{self._port}", path, read_published(path))
+            )
+        return connection
+
+    def _proven(
+        self, raw: bytes, nonce: str, client: tuple[str, int], server: tuple[str, int]
+    ) -> bool:
+        try:
+            answer = json.loads(raw)
+        except ValueError:
+            return False
+        if not isinstance(answer, dict):
+            return False
+        published = read_published(identity_file(self._environ, self._port))
+        candidates = [("proof", published.secret)] if published is not None else []
+        if self._token:
+            candidates.append(("token_proof", self._token.encode()))
+        return any(
+            isinstance(answer.get(field), str)
+            and hmac.compare_digest(answer[field], proof(key, nonce, client, server))
+            for field, key in candidates
+        )
 
     def _classify(self, reason: object, data: bytes | None = None) -> CommandFailed:
         if (
@@ -181,12 +256,8 @@ class ServerClient:
         )
 
 
-def _error_message(exc: urllib.error.HTTPError) -> str:
+def _error_message(raw: bytes, reason: str) -> str:
     """The `error` field of a JSON error body, else the start of the body, else the reason."""
-    try:
-        raw = exc.read()
-    except OSError:
-        raw = b""
     try:
         parsed = json.loads(raw)
     except ValueError:
@@ -194,4 +265,4 @@ def _error_message(exc: urllib.error.HTTPError) -> str:
     if isinstance(parsed, dict) and isinstance(parsed.get("error"), str):
         return str(parsed["error"])
     text = raw.decode("utf-8", errors="replace").strip()
-    return text[:_ERROR_BODY_MAX] if text else str(exc.reason)
+    return text[:_ERROR_BODY_MAX] if text else reason

@@ -1,10 +1,10 @@
 """`live-memory config get [KEY]` and `config set KEY=VALUE…` (writes config.json, hot reload).
 
 `config get` shows the running server's settings (`GET /config`), not this shell's. Which
-config.json does `set` edit? `--config FILE` if given; else the one the running server reports
-(`/config`, or `/health` on older servers), so a terminal edits the file of a server started
-with another environment; else the one this shell's settings name (`--data-dir`,
-LIVE_MEMORY_DATA_DIR, the default).
+config.json does `set` edit? `--config FILE` if given; else the one this shell's settings name
+(`--data-dir`, LIVE_MEMORY_DATA_DIR, the default). Never a path a server reports: whatever
+listens on the port could name any file (`~/.config/autostart/…`) for the CLI to write. When
+the server reads another file, `set` says so and names the flag that edits that one.
 """
 
 from __future__ import annotations
@@ -14,7 +14,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from live_memory.cli.client import ServerClient, ServerDown, ServerRejected, ServerUnreachable
+from live_memory.cli.client import (
+    NotOurServer,
+    ServerClient,
+    ServerDown,
+    ServerRejected,
+    ServerUnreachable,
+)
 from live_memory.cli.outcome import CommandFailed, ExitCode
 from live_memory.cli.render import render_config, render_json
 from live_memory.config import RESTART_KEYS, Settings, config_items, load_settings, write_config
@@ -60,13 +66,13 @@ def config_get(
         sources = _mapping(report.get("sources"))
         header = [f"# {report.get('config_file')} (the server at {client.base_url})"]
     else:
-        path = _config_path(environ, data_dir, config_file, client)
+        path = _config_path(environ, data_dir, config_file)
         items = config_items(_load(environ, data_dir, path))
         header = [f"# {path}"]
         if not data_dir and not config_file:
             header.append(
-                f"# no server answers at {client.base_url}: these are the values this shell "
-                "and the files would start one with"
+                f"# no server of yours answers at {client.base_url}: these are the values this "
+                "shell and the files would start one with"
             )
     if key is not None:
         name = _normalize(key)
@@ -106,7 +112,7 @@ def config_set(
     """
     updates = parse_assignments(pairs)
     report = None if data_dir or config_file else _server_report(client)
-    path = _config_path(environ, data_dir, config_file, client, report)
+    path = _config_path(environ, data_dir, config_file)
     try:
         content = write_config(path, updates, environ=_validation_env(environ, report))
     except ConfigError as exc:
@@ -119,6 +125,9 @@ def config_set(
     except ServerDown:
         reloaded = False
         err.write(f"note: the server is not running; {path} applies when it starts\n")
+    except NotOurServer as exc:
+        reloaded = False
+        err.write(f"note: {exc.message}; {path} applies when your server starts\n")
     except (ServerRejected, ServerUnreachable) as exc:
         raise CommandFailed(f"wrote {path}, but the reload failed: {exc.message}") from exc
     changed = [_normalize(key) for key in updates]
@@ -149,6 +158,12 @@ def config_set(
     if restart:
         line += f"; needs a restart of the server: {', '.join(restart)}"
     out.write(line + "\n")
+    served = report.get("config_file") if report is not None else None
+    if isinstance(served, str) and served and Path(served) != path:
+        out.write(
+            f"note: the server at {client.base_url} reads {served}, not this file; "
+            f"to change that one: live-memory config set --config {served} …\n"
+        )
     for key, variable in overridden.items():
         out.write(
             f"note: {key} has no effect while the server's environment sets {variable} "
@@ -173,10 +188,10 @@ def _with_source(value: object, source: object) -> object:
 
 
 def _server_report(client: ServerClient) -> Mapping[str, object] | None:
-    """The server's `GET /config`, or None when no server (or an older one) answers."""
+    """The server's `GET /config`, or None when no server of ours (or an older one) answers."""
     try:
         report = client.get("/config").json()
-    except (ServerDown, ServerUnreachable):
+    except (ServerDown, ServerUnreachable, NotOurServer):
         return None
     except ServerRejected as exc:
         if exc.status == 404:  # a server from before /config
@@ -203,35 +218,14 @@ def _validation_env(
     return env
 
 
-def _config_path(
-    environ: Mapping[str, str],
-    data_dir: str | None,
-    config_file: str | None,
-    client: ServerClient,
-    report: Mapping[str, object] | None = None,
-) -> Path:
+def _config_path(environ: Mapping[str, str], data_dir: str | None, config_file: str | None) -> Path:
+    """The file this shell's settings name; never one a server reports (see the docstring)."""
     if config_file:
         return Path(config_file).expanduser().absolute()
-    if data_dir is None:
-        reported = report.get("config_file") if report is not None else None
-        if isinstance(reported, str) and reported:
-            return Path(reported)
-        from_health = _server_config_file(client)
-        if from_health is not None:
-            return from_health
     path = _load(environ, data_dir, None).config_file
     if path is None:
         raise CommandFailed("the settings name no config file; pass --config FILE", ExitCode.USAGE)
     return path
-
-
-def _server_config_file(client: ServerClient) -> Path | None:
-    try:
-        health = client.get("/health").json()
-    except CommandFailed:
-        return None
-    reported = health.get("config_file") if isinstance(health, Mapping) else None
-    return Path(reported) if isinstance(reported, str) and reported else None
 
 
 def _load(environ: Mapping[str, str], data_dir: str | None, path: Path | None) -> Settings:

@@ -79,7 +79,7 @@ def _dispatch(
         return install_service(environ, platform=sys.platform, dry_run=args.dry_run, out=out)
 
     client = ServerClient(
-        args.server, environ.get("LIVE_MEMORY_TOKEN") or None, C.CLI_REQUEST_TIMEOUT_S
+        args.server, environ.get("LIVE_MEMORY_TOKEN") or None, C.CLI_REQUEST_TIMEOUT_S, environ
     )
     if command == "config":
         if args.config_command == "get":

@@ -34,6 +34,7 @@ from live_memory.config import (
 )
 from live_memory.config import constants as C
 from live_memory.errors import ConfigError
+from live_memory.server_identity import ServerIdentity
 
 __all__ = [
     "bind_socket",
@@ -134,12 +135,15 @@ def run_server(
     app_factory: Callable[[Settings], ASGIApp],
     *,
     sock: socket.socket | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> int:
     """Serve the app built by `app_factory` until SIGTERM/SIGINT; returns the exit code.
 
     `kill -USR1 <pid>` dumps every thread's stack to stderr (the supervisor's log). Raises
     ServeLockHeld when another server holds the port's lock, CommandFailed when the host is
     refused, the data dir is unusable, the port cannot be bound, or the app fails to start.
+    The app's identity is published for the port (in `environ`'s identity directory) while it
+    serves, so clients can tell it from a squatter (live_memory/server_identity.py).
     """
     require_token_off_loopback(settings)
     # Snapshots, logs, usage and transcript digests describe private code: owner-only files.
@@ -155,10 +159,12 @@ def run_server(
             sock = bind_socket(settings.host, settings.port)
         port = sock.getsockname()[1]
         stop = _GracefulStop()
+        published = None
         previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
         try:
             app = app_factory(settings)
+            published = _publish_identity(app, environ or {}, port)
             config = uvicorn_config(app, settings)
             server = uvicorn.Server(config)
             stop.server = server
@@ -180,6 +186,8 @@ def run_server(
                     ExitCode.FAILED,
                 ) from exc
         finally:
+            if published is not None:
+                published[0].withdraw(published[1])
             faulthandler.unregister(signal.SIGUSR1)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -267,7 +275,17 @@ def serve_command(
 
         return create_app(settings, environ=environ)  # POST /reload re-reads this environment
 
-    return run_server(settings, build_app, sock=sock)
+    return run_server(settings, build_app, sock=sock, environ=environ)
+
+
+def _publish_identity(
+    app: ASGIApp, environ: Mapping[str, str], port: int
+) -> tuple[ServerIdentity, Path] | None:
+    from live_memory.gateway import server_identity_of  # noqa: PLC0415 (see build_app)
+
+    identity = server_identity_of(app)
+    path = identity.publish(environ, port) if identity is not None else None
+    return (identity, path) if identity is not None and path is not None else None
 
 
 def _inherited_socket(fd: int) -> socket.socket:

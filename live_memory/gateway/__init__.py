@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from live_memory.gateway.app import create_app
+from live_memory.gateway.app import create_app, server_identity_of
 from live_memory.gateway.http_limits import limited_http_protocol
 from live_memory.gateway.notify_direct import DirectNotify, direct_notify_of
 from live_memory.gateway.service import LiveMemoryService
@@ -13,4 +13,5 @@ __all__ = [
     "create_app",
     "direct_notify_of",
     "limited_http_protocol",
+    "server_identity_of",
 ]

@@ -38,8 +38,9 @@ from live_memory.gateway.spool_replay import SpoolDrain
 from live_memory.gateway.startup_heap import set_aside_startup_heap
 from live_memory.gateway.ui.auth import DashboardAuth
 from live_memory.gateway.ui.pages import build_ui_routes
+from live_memory.server_identity import ServerIdentity
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "server_identity_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +133,15 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     )
     # What `live-memory serve` hands its HTTP protocol: /notify answered without ASGI.
     app.state.direct_notify = DirectNotify(app.state, rules)
+    # Answers GET /identity; whoever serves the app publishes it once the port is known.
+    app.state.identity = ServerIdentity(settings.token)
     return app
+
+
+def server_identity_of(app: object) -> ServerIdentity | None:
+    """The identity `create_app` gave the app, for the server to publish (`serve`)."""
+    identity = getattr(getattr(app, "state", None), "identity", None)
+    return identity if isinstance(identity, ServerIdentity) else None
 
 
 class _McpEndpoint:

@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from live_memory.config import constants as C
 from live_memory.gateway.ui.auth import DashboardAuth, cookie_value
+from live_memory.server_identity import IDENTITY_PATH
 
 __all__ = [
     "HOST_SHAPE",
@@ -40,8 +41,9 @@ __all__ = [
     "is_json_media_type",
 ]
 
-_OPEN_PATHS = frozenset({"/health", "/ui/login"})
-"""/ui/login checks its own one-time link."""
+_OPEN_PATHS = frozenset({"/health", IDENTITY_PATH, "/ui/login"})
+"""/ui/login checks its own one-time link; /identity is how a client checks the server before
+it sends the token (live_memory/server_identity.py)."""
 # A bare host name or bracketed IPv6 literal, optional port: nothing a URL parser could
 # read two ways (`evil.example\@127.0.0.1`).
 HOST_SHAPE = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?")

@@ -1,4 +1,4 @@
-"""REST routes: /health, /stats, /reset, /clear, /reload, /actors, /api/ask.
+"""REST routes: /health, /identity, /stats, /reset, /clear, /reload, /actors, /api/ask.
 
 `POST /notify` is served by `notify_fast_path`.
 """
@@ -19,6 +19,7 @@ from live_memory.gateway.error_map import error_response
 from live_memory.gateway.json_response import ORJSONResponse
 from live_memory.gateway.service import LiveMemoryService
 from live_memory.gateway.stats_text import render_stats_text
+from live_memory.server_identity import CHALLENGE_HEADER, IDENTITY_PATH, ServerIdentity
 
 __all__ = ["build_routes"]
 
@@ -80,6 +81,18 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
 
     async def health(request: Request) -> Response:
         return ORJSONResponse(await _service(request).health())
+
+    async def identity(request: Request) -> Response:
+        # A client's first request on a connection, before it sends any token or content.
+        server_identity: ServerIdentity = request.app.state.identity
+        server, client = request.scope.get("server"), request.client
+        nonce = request.headers.get(CHALLENGE_HEADER, "")
+        answer = None
+        if server is not None and client is not None:
+            answer = server_identity.answer(nonce, (client.host, client.port), server)
+        if answer is None:
+            raise InputError(f"{CHALLENGE_HEADER} must be 32 lowercase hex digits, over TCP")
+        return ORJSONResponse(answer)
 
     async def stats(request: Request) -> Response:
         cwd = request.query_params.get("cwd")
@@ -162,6 +175,7 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
 
     return [
         Route("/health", _guarded(health), methods=["GET"]),
+        Route(IDENTITY_PATH, _guarded(identity), methods=["GET"]),
         Route("/stats", _guarded(stats), methods=["GET"]),
         Route("/reset", _guarded(reset), methods=["POST"]),
         Route("/clear", _guarded(clear), methods=["POST"]),

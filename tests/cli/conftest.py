@@ -27,8 +27,11 @@ class Outcome:
 def cli(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> Outcome:
     """Run `live-memory ARGV` in-process; argparse's own exits are caught as codes."""
     out, err = io.StringIO(), io.StringIO()
+    env = dict(environ or {})
+    # Where the test servers publish their identity (tests/conftest.py), as a shell has it.
+    env.setdefault("XDG_RUNTIME_DIR", os.environ["XDG_RUNTIME_DIR"])
     try:
-        code = run(list(argv), dict(environ or {}), out, err)
+        code = run(list(argv), env, out, err)
     except SystemExit as exc:
         code = int(exc.code or 0)
     return Outcome(code, out.getvalue(), err.getvalue())

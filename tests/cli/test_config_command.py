@@ -15,12 +15,12 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 def test_config_set_writes_config_json_and_reloads_the_server(tmp_path: Path) -> None:
     def respond(seen: Seen) -> tuple[int, object]:
-        return (200, {"status": "ok"}) if seen.path == "/health" else (200, {"status": "reloaded"})
+        return 200, {"status": "reloaded"}
 
     with CaptureServer(respond=respond) as server:
         argv = ["config", "set", "model=claude-haiku-4-5", "LIVE_MEMORY_KEEP_WARM=true"]
         result = cli([*argv, "--server", server.url], _env(tmp_path))
-        config, health, reload = server.wait_for(3)
+        config, reload = server.wait_for(2)
     config_file = tmp_path / "data" / "config.json"
     assert result.code == 0, result.err
     assert result.out == (
@@ -28,7 +28,7 @@ def test_config_set_writes_config_json_and_reloads_the_server(tmp_path: Path) ->
     )
     assert config.path == "/config"
     assert json.loads(config_file.read_text()) == {"keep_warm": True, "model": "claude-haiku-4-5"}
-    assert (health.path, reload.method, reload.path) == ("/health", "POST", "/reload")
+    assert (reload.method, reload.path) == ("POST", "/reload")
 
     down = f"http://127.0.0.1:{closed_port()}"
     one = cli(["config", "get", "keep_warm", "--server", down], _env(tmp_path))
@@ -72,20 +72,24 @@ def test_bad_keys_and_values_exit_2_and_leave_the_file_alone(tmp_path: Path) -> 
     assert config_file.read_bytes() == before
 
 
-def test_config_set_edits_the_file_the_running_server_reports(tmp_path: Path) -> None:
-    servers_file = tmp_path / "server-data" / "config.json"
-    servers_file.parent.mkdir()
+def test_config_set_never_writes_where_the_server_says(tmp_path: Path) -> None:
+    # A server (even one that proves it is ours) reports another config file: `set` edits the
+    # file this shell's settings name and says how to edit the other; it never writes there.
+    planted = tmp_path / "autostart" / "evil.desktop"
+    planted.parent.mkdir()
 
     def respond(seen: Seen) -> tuple[int, object]:
-        if seen.path == "/health":
-            return 200, {"status": "ok", "config_file": str(servers_file)}
+        if seen.path in ("/config", "/health"):
+            return 200, {"status": "ok", "config_file": str(planted), "settings": {}}
         return 200, {"status": "reloaded"}
 
     with CaptureServer(respond=respond) as server:
         result = cli(["config", "set", "model=m1", "--server", server.url], _env(tmp_path))
+    ours = tmp_path / "data" / "config.json"
     assert result.code == 0, result.err
-    assert json.loads(servers_file.read_text()) == {"model": "m1"}
-    assert not (tmp_path / "data" / "config.json").exists()
+    assert not planted.exists()
+    assert json.loads(ours.read_text()) == {"model": "m1"}
+    assert f"note: the server at {server.url} reads {planted}, not this file" in result.out
 
 
 def test_an_explicit_config_file_wins(tmp_path: Path) -> None:

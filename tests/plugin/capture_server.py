@@ -3,21 +3,28 @@
 Stands in for the live-memory server where a test needs to see exactly what a hook script or
 the CLI sent (the body, the headers) or needs a chosen answer (a 500, a 404). Runs uvicorn in a
 thread on a chosen or ephemeral port; waits are bounded and use a condition, never sleeps.
+
+It proves itself as the user's server does (publishes an identity, answers GET /identity,
+which is not recorded), unless `proves=False`: then it is a squatter, recording /identity
+like any other request, and clients must send it nothing else.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from live_memory.server_identity import CHALLENGE_HEADER, IDENTITY_PATH, ServerIdentity
 from tests.support.background_server import BackgroundServer
 
 __all__ = ["CaptureServer", "Seen", "closed_port"]
@@ -53,13 +60,26 @@ def _default_responder(seen: Seen) -> tuple[int, object]:
 class CaptureServer:
     """`with CaptureServer() as server:` then `server.port`, `server.wait_for(n)`."""
 
-    def __init__(self, port: int = 0, respond: Responder = _default_responder) -> None:
+    def __init__(
+        self, port: int = 0, respond: Responder = _default_responder, *, proves: bool = True
+    ) -> None:
         self.respond = respond
         self.requests: list[Seen] = []
         self._changed = threading.Condition()
-        app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["GET", "POST"])])
-        self._server = BackgroundServer(app, port)
+        self._identity = ServerIdentity() if proves else None
+        self._published: Path | None = None
+        routes = [Route("/{path:path}", self._handle, methods=["GET", "POST"])]
+        if proves:
+            routes.insert(0, Route(IDENTITY_PATH, self._prove, methods=["GET"]))
+        self._server = BackgroundServer(Starlette(routes=routes), port)
         self.port = 0
+
+    async def _prove(self, request: Request) -> Response:
+        assert self._identity is not None and request.client is not None
+        server = request.scope["server"]
+        nonce = request.headers.get(CHALLENGE_HEADER, "")
+        answer = self._identity.answer(nonce, (request.client.host, request.client.port), server)
+        return JSONResponse(answer, status_code=200 if answer else 400)
 
     async def _handle(self, request: Request) -> Response:
         seen = Seen(
@@ -79,10 +99,14 @@ class CaptureServer:
 
     def start(self) -> CaptureServer:
         self.port = self._server.start()
+        if self._identity is not None:
+            self._published = self._identity.publish(os.environ, self.port)
         return self
 
     def stop(self) -> None:
         self._server.stop()
+        if self._identity is not None and self._published is not None:
+            self._identity.withdraw(self._published)
 
     def __enter__(self) -> CaptureServer:
         return self.start()

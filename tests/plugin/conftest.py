@@ -105,6 +105,7 @@ def world(tmp_path: Path) -> HookWorld:
         "CLAUDE_PLUGIN_DATA": str(data),
         "CLAUDE_PLUGIN_ROOT": str(PLUGIN),
         "CLAUDE_PROJECT_DIR": str(project),
+        "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"],  # where servers publish identity
     }
     return HookWorld(project=project, data=data, env=env)
 

@@ -10,14 +10,14 @@ as a socket, so nothing can take it in between.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, Self
 
 import httpx
 
 from live_memory.config import load_settings
-from live_memory.gateway import create_app
+from live_memory.gateway import create_app, server_identity_of
 from tests.support import loopback
 from tests.support.background_server import BackgroundServer
 
@@ -37,6 +37,7 @@ class AppServer:
         self.env.update(env)
         self._server: BackgroundServer | None = None
         self.port: int | None = None
+        self._withdraw: Callable[[], None] = lambda: None
 
     @property
     def url(self) -> str:
@@ -47,8 +48,15 @@ class AppServer:
     def start(self) -> Self:
         (self.data_dir / "home").mkdir(parents=True, exist_ok=True)
         settings = load_settings(self.env)
-        self._server = BackgroundServer(create_app(settings, environ=self.env), lifespan=True)
+        app = create_app(settings, environ=self.env)
+        self._server = BackgroundServer(app, lifespan=True)
         self.port = self._server.start()
+        # Published as `live-memory serve` publishes it, so the CLI and hooks trust this server.
+        identity = server_identity_of(app)
+        assert identity is not None
+        path = identity.publish(self.env, self.port)
+        assert path is not None, "the identity directory is not private"
+        self._withdraw = lambda: identity.withdraw(path)
         return self
 
     def stop(self) -> None:
@@ -56,6 +64,7 @@ class AppServer:
         server, self._server = self._server, None
         if server is not None:
             server.stop()
+            self._withdraw()
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         return loopback.request(method, f"{self.url}{path}", timeout=60, **kwargs)
