@@ -19,10 +19,11 @@ import os
 import shutil
 import subprocess
 import sys
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+identity = __import__("server-identity")  # the check that the server is ours (kebab-case name)
 
 TIMEOUT_S = 10.0
 CLI_TIMEOUT_S = 30.0
@@ -44,36 +45,32 @@ class Refused(RuntimeError):
 
 
 def call(environ: Mapping[str, str], method: str, path: str, body: object = None) -> str:
-    """The response text of a 2xx answer; raises RuntimeError with a readable message."""
-    url = base_url(environ) + path
+    """The response text of a 2xx answer; raises RuntimeError with a readable message (the
+    request goes only to a server that proved it is this user's own)."""
+    data = None if body is None else json.dumps(body).encode()
     headers = {"Accept": "text/plain, application/json"}
-    token = environ.get("LIVE_MEMORY_TOKEN", "").strip()
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    request = urllib.request.Request(url, data=data, headers=headers, method=method)
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-            return str(response.read().decode("utf-8", errors="replace"))
-    except urllib.error.HTTPError as exc:
-        raise Refused(exc.code, error_text(exc)) from None
+        status, raw = identity.request(
+            environ, method, path, body=data, headers=headers, timeout_s=TIMEOUT_S
+        )
+    except identity.NotOurServer as exc:
+        raise RuntimeError(f"live-memory: {exc}") from None
     except OSError:
         raise RuntimeError(
             f"live-memory server is not running at {base_url(environ)}; "
             "start it with `live-memory serve` (or `live-memory install-service`)"
         ) from None
+    if status >= 400:
+        raise Refused(status, error_text(raw, status))
+    return raw.decode("utf-8", errors="replace")
 
 
-def error_text(exc: urllib.error.HTTPError) -> str:
-    raw = exc.read()
+def error_text(raw: bytes, status: int) -> str:
     try:
         message = json.loads(raw).get("error")
     except (ValueError, AttributeError):
         message = None
-    return f"live-memory: {message or raw.decode(errors='replace').strip() or exc.reason}"
+    return f"live-memory: {message or raw.decode(errors='replace').strip() or f'HTTP {status}'}"
 
 
 def workspace(args: Sequence[str], environ: Mapping[str, str]) -> str:

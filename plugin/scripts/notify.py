@@ -6,7 +6,9 @@ stays current without re-reading files; at Stop, hands the session's transcript 
 (POST /api/enqueue with `{cwd, session_id, transcript_path}`) to be distilled in the background.
 The contract with Claude Code: standard library only, exit 0 always, nothing on stdout, and
 fast: the agent waits for this hook (~30 ms; a raw socket instead of http.client saves the
-~30 ms its email-parser import costs).
+~30 ms its email-parser import costs). Each connection first checks that the server is this
+user's own (server-identity.py: one more round trip on the same connection) before the token
+or any content goes out.
 
 The body is the raw hook payload plus a top-level "content" (the file's bytes as they are now on
 disk) when the payload lacks it. Secret-looking, binary and oversize files never send bytes: a
@@ -25,13 +27,15 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import socket
 import stat
 import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from fnmatch import fnmatch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+identity = __import__("server-identity")  # the check that the server is ours (kebab-case name)
 
 TOOL_KINDS = {
     "Read": "read",
@@ -180,15 +184,14 @@ class Endpoint:
     """Where the server lives: LIVE_MEMORY_HOST/PORT (a wildcard bind is reached on loopback)."""
 
     def __init__(self, environ: Mapping[str, str]) -> None:
-        host = environ.get("LIVE_MEMORY_HOST", "").strip() or "127.0.0.1"
-        self.host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host).strip("[]")
-        self.port = _int(environ.get("LIVE_MEMORY_PORT"), 7711)
+        self.environ = environ
+        self.host, self.port, self.authority = identity.address(environ)
         self.token = environ.get("LIVE_MEMORY_TOKEN", "").strip()
-        shown = f"[{self.host}]" if ":" in self.host else self.host
-        self.authority = f"{shown}:{self.port}"
 
     def post(self, path: str, body: bytes, timeout_s: float = POST_TIMEOUT_S) -> str:
-        """DELIVERED (2xx), REFUSED (4xx: retrying cannot help) or FAILED (spool it)."""
+        """DELIVERED (2xx), REFUSED (4xx: retrying cannot help) or FAILED (spool it). The
+        token and body go only on a connection whose server proved it is ours; a squatter
+        gets the challenge alone and the body waits in the (private) spool."""
         head = (
             f"POST {path} HTTP/1.1\r\nHost: {self.authority}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
@@ -197,7 +200,14 @@ class Endpoint:
         if self.token:
             head += f"Authorization: Bearer {self.token}\r\n"
         try:
-            with socket.create_connection((self.host, self.port), timeout=timeout_s) as sock:
+            sock, _ = identity.open_verified(self.environ, self.token, timeout_s)
+        except identity.NotOurServer as exc:
+            sys.stderr.write(f"live-memory notify: {exc}\n")
+            return FAILED
+        except OSError:
+            return FAILED
+        try:
+            with sock:
                 sock.sendall(head.encode("latin-1") + b"\r\n" + body)
                 reply = b""
                 while len(reply) < REPLY_MAX_BYTES:  # to EOF: Connection: close
@@ -335,13 +345,6 @@ def run(stdin: bytes, environ: Mapping[str, str]) -> str | None:
         return None
     data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return deliver(route, data, Endpoint(environ), Spool.default(environ))
-
-
-def _int(raw: str | None, default: int) -> int:
-    try:
-        return int(raw) if raw and raw.strip() else default
-    except ValueError:
-        return default
 
 
 def main() -> int:

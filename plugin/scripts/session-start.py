@@ -33,11 +33,12 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+identity = __import__("server-identity")  # the check that the server is ours (kebab-case name)
 
 HEALTH_TIMEOUT_S = 0.5
 BANNER_TIMEOUT_S = 2.0
@@ -46,6 +47,8 @@ SUMMARY_MAX_CHARS = 4000
 SUMMARY_ENV = "LIVE_MEMORY_SESSION_SUMMARY"
 TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
 NO_ANSWER = 0
+NOT_OURS = -1
+HEALTH_PATH = "/health"
 START_WAIT_S = 12.0
 POLL_S = 0.1
 MAX_WATCH_PATHS = 200
@@ -76,15 +79,14 @@ def server_url(environ: Mapping[str, str]) -> str:
     return f"http://{host}:{port}"
 
 
-def fetch_json(url: str, token: str, timeout_s: float) -> tuple[int, object]:
-    """(HTTP status, JSON body or None) of a GET; status NO_ANSWER when nothing answered."""
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    request = urllib.request.Request(url, headers=headers)
+def fetch_json(environ: Mapping[str, str], path: str, timeout_s: float) -> tuple[int, object]:
+    """(HTTP status, JSON body or None) of a GET on a connection whose server proved it is
+    ours; status NO_ANSWER when nothing answered, NOT_OURS (the body says why) when what
+    answered is not this user's server: then neither the token nor the query was sent."""
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            status, raw = response.status, response.read()
-    except urllib.error.HTTPError as exc:
-        return exc.code, None
+        status, raw = identity.request(environ, "GET", path, timeout_s=timeout_s)
+    except identity.NotOurServer as exc:
+        return NOT_OURS, str(exc)
     except OSError:  # refused, reset, timed out, unresolvable
         return NO_ANSWER, None
     try:
@@ -93,9 +95,9 @@ def fetch_json(url: str, token: str, timeout_s: float) -> tuple[int, object]:
         return status, None
 
 
-def get_json(url: str, token: str, timeout_s: float) -> object | None:
+def get_json(environ: Mapping[str, str], path: str, timeout_s: float) -> object | None:
     """The JSON body of a 2xx GET, or None when the server is down or answers an error."""
-    status, body = fetch_json(url, token, timeout_s)
+    status, body = fetch_json(environ, path, timeout_s)
     return body if 200 <= status < 300 else None
 
 
@@ -160,9 +162,7 @@ def has_spooled_events(spool: Path) -> bool:
         return False
 
 
-def start_server(
-    environ: Mapping[str, str], health_url: str, token: str
-) -> tuple[Started | None, str | None]:
+def start_server(environ: Mapping[str, str]) -> tuple[Started | None, str | None]:
     """Bring the server up unless someone else does: (how it was started, None) when it is up,
     (None, why not) otherwise. The installed service first; else the backstop."""
     service = installed_service(environ)
@@ -182,32 +182,23 @@ def start_server(
                 if time.monotonic() >= deadline:
                     return None, "another session is starting the server; it is not up yet"
                 time.sleep(POLL_S)
-        if get_json(health_url, token, HEALTH_TIMEOUT_S) is not None:
+        if get_json(environ, HEALTH_PATH, HEALTH_TIMEOUT_S) is not None:
             return Started("another session started it just now"), None
         if service is not None:
-            started, problem = start_service(
-                service, environ=environ, health_url=health_url, token=token, deadline=deadline
-            )
+            started, problem = start_service(service, environ=environ, deadline=deadline)
             if started is not None or command is None or not problem_is_launch(problem):
                 return started, problem
             # The unit is there but its manager cannot start it (no user bus in a container,
             # WSL, an SSH session): the backstop still can.
             started, backstop_problem = start_backstop(
-                command,
-                root,
-                environ=environ,
-                health_url=health_url,
-                token=token,
-                deadline=deadline,
+                command, root, environ=environ, deadline=deadline
             )
             if started is None:
                 return None, f"{problem}; {backstop_problem}"
             started.how += f" ({problem})"
             return started, None
         assert command is not None
-        return start_backstop(
-            command, root, environ=environ, health_url=health_url, token=token, deadline=deadline
-        )
+        return start_backstop(command, root, environ=environ, deadline=deadline)
     finally:
         os.close(fd)
 
@@ -224,8 +215,6 @@ def start_service(
     service: list[str],
     *,
     environ: Mapping[str, str],
-    health_url: str,
-    token: str,
     deadline: float,
 ) -> tuple[Started | None, str | None]:
     shown = " ".join(service)
@@ -246,7 +235,7 @@ def start_service(
         detail = why[-1][:300] if why else f"exit {done.returncode}"
         return None, f"{SERVICE_FAILED}`{shown}` failed: {detail}"
     while time.monotonic() < deadline:
-        if get_json(health_url, token, HEALTH_TIMEOUT_S) is not None:
+        if get_json(environ, HEALTH_PATH, HEALTH_TIMEOUT_S) is not None:
             return Started(f"the installed service was stopped; started it (`{shown}`)"), None
         time.sleep(POLL_S)
     return None, f"started the service (`{shown}`) but it is not answering yet"
@@ -257,8 +246,6 @@ def start_backstop(
     root: Path,
     *,
     environ: Mapping[str, str],
-    health_url: str,
-    token: str,
     deadline: float,
 ) -> tuple[Started | None, str | None]:
     log_path = root / "serve.log"
@@ -272,7 +259,7 @@ def start_backstop(
             env=dict(environ),
         )
     while time.monotonic() < deadline:
-        if get_json(health_url, token, HEALTH_TIMEOUT_S) is not None:
+        if get_json(environ, HEALTH_PATH, HEALTH_TIMEOUT_S) is not None:
             how = (
                 f"started `live-memory serve --as-service` (pid {process.pid}, log {log_path}); "
                 "to keep it running: `live-memory install-service`"
@@ -318,6 +305,8 @@ def banner_line(
 ) -> str:
     """The server's banner, the down line (and why), or what went wrong asking for it; when
     this hook started the server, a second line saying how and when the tool comes."""
+    if status == NOT_OURS:
+        return f"{BANNER_PREFIX}{body}"
     if status == NO_ANSWER and problem is not None:
         return f"{down_line(url)}\n{BANNER_PREFIX}{problem}"
     if status == NO_ANSWER:
@@ -336,6 +325,11 @@ def banner_line(
 def agent_context(
     status: int, body: object, cwd: str, with_summary: bool, started: Started | None = None
 ) -> str:
+    if status == NOT_OURS:
+        return (
+            "live-memory is unavailable this session: the process on its port is not the "
+            "user's own server. Do not call ask_live_memory; explore the code with your own tools."
+        )
     if status == NO_ANSWER and started is None:
         return "live-memory is not running this session; ask_live_memory is unavailable."
     if started is not None:
@@ -364,20 +358,19 @@ def run(stdin: bytes, environ: Mapping[str, str]) -> dict[str, object]:
     payload = payload if isinstance(payload, dict) else {}
     cwd = str(payload.get("cwd") or environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
     url = server_url(environ)
-    token = environ.get("LIVE_MEMORY_TOKEN", "").strip()
     with_summary = wants_summary(environ)
     query = {"cwd": cwd, **({"summary": "1"} if with_summary else {})}
     spool = data_root(environ) / "spool"  # = notify.py's Spool.default(environ)
     if has_spooled_events(spool):
         query["spool"] = str(spool)  # the server replays it, remembers it, and at every start
-    banner_url = f"{url}/api/banner?{urllib.parse.urlencode(query)}"
+    banner_path = f"/api/banner?{urllib.parse.urlencode(query)}"
     problem = None
     started = None
-    status, body = fetch_json(banner_url, token, BANNER_TIMEOUT_S)
+    status, body = fetch_json(environ, banner_path, BANNER_TIMEOUT_S)
     if status == NO_ANSWER:
-        started, problem = start_server(environ, f"{url}/health", token)
+        started, problem = start_server(environ)
         if problem is None:
-            status, body = fetch_json(banner_url, token, BANNER_TIMEOUT_S)
+            status, body = fetch_json(environ, banner_path, BANNER_TIMEOUT_S)
     return {
         "systemMessage": banner_line(status, body, problem, url, started),
         "hookSpecificOutput": {

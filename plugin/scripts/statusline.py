@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+identity = __import__("server-identity")  # the check that the server is ours (kebab-case name)
 
 TIMEOUT_S = 0.4
 
@@ -56,20 +57,16 @@ def line(stdin: bytes, environ: Mapping[str, str]) -> str:
     except ValueError:
         status = {}
     cwd = workspace_of(status if isinstance(status, dict) else {}, environ)
-    host = environ.get("LIVE_MEMORY_HOST", "").strip() or "127.0.0.1"
-    host = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(host, host)
-    port = environ.get("LIVE_MEMORY_PORT", "").strip() or "7711"
-    url = f"http://{host}:{port}/stats?{urllib.parse.urlencode({'cwd': cwd})}"
-    token = environ.get("LIVE_MEMORY_TOKEN", "").strip()
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    request = urllib.request.Request(url, headers=headers)
+    path = f"/stats?{urllib.parse.urlencode({'cwd': cwd})}"
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-            stats = json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return "live-memory: new workspace" if exc.code == 404 else f"live-memory: error {exc.code}"
+        code, raw = identity.request(environ, "GET", path, timeout_s=TIMEOUT_S)
+        stats = json.loads(raw) if code < 400 else None
+    except identity.NotOurServer:
+        return "live-memory: not your server on its port"
     except (OSError, ValueError):
         return "live-memory: down"
+    if stats is None:
+        return "live-memory: new workspace" if code == 404 else f"live-memory: error {code}"
     return render(stats) if isinstance(stats, dict) else "live-memory: ?"
 
 

@@ -121,7 +121,10 @@ def test_the_token_is_sent_as_a_bearer_header(world: HookWorld, capture: Capture
 
 
 def test_secret_patterns_and_size_cap_match_the_servers(tmp_path: Path) -> None:
-    namespace: dict[str, object] = {"__name__": "notify_under_test"}
+    namespace: dict[str, object] = {
+        "__name__": "notify_under_test",
+        "__file__": str(SCRIPTS / "notify.py"),
+    }
     exec(compile((SCRIPTS / "notify.py").read_text(), "notify.py", "exec"), namespace)
     assert namespace["SECRET_PATTERNS"] == C.DEFAULT_SECRET_PATH_PATTERNS
     assert namespace["MAX_FILE_BYTES"] == C.PASSIVE_MAX_FILE_BYTES

@@ -38,7 +38,10 @@ def _spooled_paths(world: HookWorld) -> list[str]:
 
 
 def _load_notify() -> SimpleNamespace:
-    namespace: dict[str, object] = {"__name__": "notify_under_test"}
+    namespace: dict[str, object] = {
+        "__name__": "notify_under_test",
+        "__file__": str(SCRIPTS / "notify.py"),
+    }
     exec(compile((SCRIPTS / "notify.py").read_text(), "notify.py", "exec"), namespace)
     return SimpleNamespace(**namespace)
 

@@ -69,7 +69,10 @@ def _banner_server(banner: str, summary: str | None = None) -> CaptureServer:
 
 
 def _load_session_start() -> SimpleNamespace:
-    namespace: dict[str, object] = {"__name__": "session_start_under_test"}
+    namespace: dict[str, object] = {
+        "__name__": "session_start_under_test",
+        "__file__": str(SCRIPTS / "session-start.py"),
+    }
     source = (SCRIPTS / "session-start.py").read_text(encoding="utf-8")
     exec(compile(source, "session-start.py", "exec"), namespace)
     return SimpleNamespace(**namespace)

@@ -49,7 +49,10 @@ def _spooled(world: HookWorld) -> list[bytes]:
 
 
 def _load_notify() -> SimpleNamespace:
-    namespace: dict[str, object] = {"__name__": "notify_under_test"}
+    namespace: dict[str, object] = {
+        "__name__": "notify_under_test",
+        "__file__": str(SCRIPTS / "notify.py"),
+    }
     exec(compile((SCRIPTS / "notify.py").read_text(), "notify.py", "exec"), namespace)
     return SimpleNamespace(**namespace)
 
