@@ -73,7 +73,9 @@ def test_config_set_names_what_applied_what_needs_a_restart_and_what_is_overridd
     server: ServerProcess, tmp_path: Path
 ) -> None:
     argv = ["config", "set", "keep_warm=true", "port=7799", "model=other", "--server", server.url]
-    result = cli(argv, _shell(tmp_path))
+    # A terminal names the server's data dir itself: `set` never writes where a server says.
+    shell = {**_shell(tmp_path), "LIVE_MEMORY_DATA_DIR": str(server.data_dir)}
+    result = cli(argv, shell)
     assert result.code == 0, result.err
     config_file = server.data_dir / "config.json"
     assert result.out.splitlines() == [
@@ -82,9 +84,7 @@ def test_config_set_names_what_applied_what_needs_a_restart_and_what_is_overridd
         "note: model has no effect while the server's environment sets LIVE_MEMORY_MODEL "
         "(the environment wins over the config file)",
     ]
-    machine = cli(
-        ["config", "set", "port=", "model=", "--json", "--server", server.url], _shell(tmp_path)
-    )
+    machine = cli(["config", "set", "port=", "model=", "--json", "--server", server.url], shell)
     body = json.loads(machine.out)
     assert body["restart_required"] == ["port"] and body["content"] == {"keep_warm": True}
     assert body["overridden_by_environment"] == {"model": "LIVE_MEMORY_MODEL"}

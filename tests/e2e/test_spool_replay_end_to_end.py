@@ -8,6 +8,7 @@ The drain at start is the app's lifespan, so each "start" here is the app served
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -102,6 +103,7 @@ def test_a_session_naming_its_spool_gets_it_replayed_now_and_at_every_start(
             "CLAUDE_PLUGIN_DATA": str(plugin_data),
             "CLAUDE_PLUGIN_ROOT": str(PLUGIN),
             "LIVE_MEMORY_PORT": str(server.port),
+            "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"],  # where the server's identity is
         }
         payload = json.dumps({"cwd": str(repo), "hook_event_name": "SessionStart"})
         ran = run_script("session-start.py", payload, hook_env)

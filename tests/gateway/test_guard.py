@@ -8,6 +8,7 @@ non-browser clients (hooks, CLI, MCP clients: no Origin, no Sec-Fetch-*) still p
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import httpx
@@ -109,7 +110,10 @@ def test_the_notify_hook_script_is_accepted(
     assert spec is not None and spec.loader is not None
     hook = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hook)
-    endpoint = hook.Endpoint({"LIVE_MEMORY_PORT": str(edge_server.port)})
+    runtime = os.environ["XDG_RUNTIME_DIR"]  # where the server publishes its identity
+    endpoint = hook.Endpoint(
+        {"LIVE_MEMORY_PORT": str(edge_server.port), "XDG_RUNTIME_DIR": runtime}
+    )
     body = (
         b'{"cwd": "%s", "events": [{"path": "src/app.py", "kind": "change"}]}'
         % str(edge_repo).encode()
