@@ -1,5 +1,6 @@
 """The notify hook end to end (python start-up, the identity check, the POST) against a real
-`live-memory serve`: median and p95 wall time per call, as Claude Code waits for it.
+`live-memory serve`: median and p95 wall time per call, as Claude Code waits for it; then the
+POST alone (`Endpoint.post` in this process, no start-up), where the check's cost shows.
 
     .venv/bin/python bench/hook_latency.py [--runs 50] [HOOK.py ...]
 
@@ -10,7 +11,9 @@ by call, so a busy machine disturbs them alike; the default is the plugin's own.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -43,12 +46,13 @@ def main() -> int:
         }
     ).encode()
     times: dict[str, list[float]] = {hook: [] for hook in args.hooks}
+    cpu: dict[str, list[float]] = {hook: [] for hook in args.hooks}
     with ServerProcess(work / "data", {}) as server:
         env = {**server.env, "LIVE_MEMORY_PORT": str(server.port)}
         env["CLAUDE_PLUGIN_DATA"] = str(work / "plugin-data")
         for _ in range(args.runs + 3):  # the first three warm the page cache and the workspace
             for hook in args.hooks:
-                started = time.perf_counter()
+                started, cpu_before = time.perf_counter(), _children_cpu_s()
                 done = subprocess.run(
                     [sys.executable, "-I", "-S", hook],
                     input=payload,
@@ -57,8 +61,10 @@ def main() -> int:
                     check=False,
                 )
                 times[hook].append(time.perf_counter() - started)
+                cpu[hook].append(_children_cpu_s() - cpu_before)
                 if done.returncode or done.stderr:
                     raise SystemExit(f"{hook} failed: {done.stderr.decode()}")
+        posts = _posts_in_process(args.hooks, env, payload, args.runs * 4)
     spooled = work / "plugin-data" / "spool" / "events.jsonl"
     if spooled.exists():
         raise SystemExit(f"not every call was delivered: {spooled} holds some")
@@ -67,9 +73,38 @@ def main() -> int:
         p95 = kept[min(len(kept) - 1, int(0.95 * len(kept)))]
         print(
             f"{hook}: median {statistics.median(kept) * 1000:.1f} ms, "
-            f"p95 {p95 * 1000:.1f} ms over {len(kept)} calls"
+            f"p95 {p95 * 1000:.1f} ms over {len(kept)} calls (CPU median "
+            f"{statistics.median(cpu[hook][3:]) * 1000:.1f} ms); the POST alone: "
+            f"median {statistics.median(posts[hook]) * 1000:.2f} ms"
         )
     return 0
+
+
+def _children_cpu_s() -> float:
+    """The hook's own CPU time (user + system): what a loaded machine disturbs least."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _posts_in_process(
+    hooks: list[str], env: dict[str, str], payload: bytes, runs: int
+) -> dict[str, list[float]]:
+    endpoints = {}
+    for index, hook in enumerate(hooks):
+        spec = importlib.util.spec_from_file_location(f"hook_{index}", hook)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        endpoints[hook] = (module, module.Endpoint(env))
+    times: dict[str, list[float]] = {hook: [] for hook in hooks}
+    for _ in range(runs):
+        for hook, (module, endpoint) in endpoints.items():
+            body = json.dumps(module.build_body(json.loads(payload))).encode()
+            started = time.perf_counter()
+            if endpoint.post("/notify", body) != module.DELIVERED:
+                raise SystemExit(f"{hook}: not delivered")
+            times[hook].append(time.perf_counter() - started)
+    return times
 
 
 if __name__ == "__main__":
