@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from live_memory.cli import ServeLock, ServeLockHeld
+from live_memory.server_identity import identity_file, read_published
 from tests.cli.conftest import clean_env, serve_argv
 from tests.support import loopback
 from tests.support.server_process import ServerProcess, free_port
@@ -66,9 +67,13 @@ def test_a_second_real_server_on_the_port_exits_at_once_and_sigterm_exits_0(
         assert f"{expected}(pid {server.proc.pid})" in second.stderr
         print(f"\nsecond `serve` refused in {elapsed:.2f} s")
         assert loopback.get(f"{server.url}/health", timeout=5).status_code == 200
+        # The identity clients check is the running server's, untouched by the refused one.
+        published = read_published(identity_file(os.environ, server.port))
+        assert published is not None and published.pid == server.proc.pid
     finally:
         code = server.stop(signal.SIGTERM)
     assert code == 0
+    assert not identity_file(os.environ, server.port).exists()  # withdrawn at a clean stop
 
 
 def test_sigusr1_dumps_every_threads_stack_and_keeps_serving(tmp_path: Path) -> None:
