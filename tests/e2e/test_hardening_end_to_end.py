@@ -49,6 +49,7 @@ JSON = {"content-type": "application/json"}
 # MCP. `test_the_route_list_matches_the_app` keeps this list honest.
 ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/health"),
+    ("GET", "/identity"),
     ("GET", "/stats"),
     ("POST", "/reset"),
     ("POST", "/clear"),
@@ -73,7 +74,8 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/mcp"),
     ("DELETE", "/mcp"),
 )
-GUARDED = tuple(route for route in ROUTES if route[1] not in ("/health", "/ui/login"))
+# /identity is how a client checks the server before it sends the token (server_identity.py).
+GUARDED = tuple(route for route in ROUTES if route[1] not in ("/health", "/identity", "/ui/login"))
 """/ui/login is open like /health: it checks its own one-time link (the dashboard's tests)."""
 
 
