@@ -15,8 +15,10 @@ squatting); whatever listens there would receive the token and every teed file. 
 Binding the proof to the connection's two ends (the client's address and port, the server's)
 stops a relay: a squatter that forwards the challenge to the real server on another address
 gets a proof for *its own* connection, which the client's check refuses. With
-LIVE_MEMORY_TOKEN the answer also carries `token_proof`, the same HMAC keyed by the token, for
-a client that cannot read the file (another machine, another identity directory).
+LIVE_MEMORY_TOKEN the answer also carries `token_proof`, an HMAC of the nonce keyed by the
+token, for a client that has no running server of its own published (a server in a container
+or on another machine: its file is not here, and a port forward or NAT changes the ends); it
+stops a squatter, not a relay (docs/SECURITY.md).
 
 The plugin's hooks check the same way with the standard library (plugin/scripts/
 server-identity.py; a test keeps the two equal).
@@ -43,11 +45,13 @@ __all__ = [
     "CHALLENGE_HEADER",
     "IDENTITY_PATH",
     "ServerIdentity",
+    "expected_answer",
     "identity_dir",
     "identity_file",
     "new_nonce",
     "proof",
     "read_published",
+    "token_proof",
     "who_is_not_ours",
 ]
 
@@ -94,6 +98,13 @@ def proof(key: bytes, nonce: str, client: tuple[str, int], server: tuple[str, in
     return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
+def token_proof(token: bytes, nonce: str) -> str:
+    """HMAC-SHA256 of the label and the nonce keyed by the token, in hex (no connection ends)."""
+    return hmac.new(
+        token, b"\0".join((_LABEL, b"token", nonce.encode("ascii"))), "sha256"
+    ).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class Published:
     """What an identity file says: the server's pid and its secret."""
@@ -125,6 +136,33 @@ def read_published(path: Path) -> Published | None:
         return None
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, someone else's
+    return True
+
+
+def expected_answer(
+    published: Published | None,
+    token: str | None,
+    nonce: str,
+    client: tuple[str, int],
+    server: tuple[str, int],
+) -> tuple[str, str] | None:
+    """The field and value a server's answer must hold to be ours: the connection-bound proof
+    when this user's server is published and running; else, with a token, the token's; else
+    None (nothing can be checked: send nothing)."""
+    if published is not None and _alive(published.pid):
+        return "proof", proof(published.secret, nonce, client, server)
+    if token:
+        return "token_proof", token_proof(token.encode(), nonce)
+    return None
+
+
 def who_is_not_ours(authority: str, path: Path, published: Published | None) -> str:
     """The refusal a client gives when the process on `authority` is not proven to be ours."""
     if published is None:
@@ -133,13 +171,7 @@ def who_is_not_ours(authority: str, path: Path, published: Published | None) -> 
             "your server is not running, or runs with another XDG_RUNTIME_DIR / HOME"
         )
     else:
-        try:
-            os.kill(published.pid, 0)
-            alive = "is running"
-        except ProcessLookupError:
-            alive = "is not running"
-        except OSError:
-            alive = "may be running"
+        alive = "is running" if _alive(published.pid) else "is not running"
         why = f"it could not prove the identity in {path}; the server that wrote it, pid "
         why += f"{published.pid}, {alive}"
     return f"the process on {authority} is not your Live Memory server ({why}); nothing was sent"
@@ -161,7 +193,7 @@ class ServerIdentity:
             return None
         body: dict[str, object] = {"proof": proof(self._secret, nonce, client, server)}
         if self._token is not None:
-            body["token_proof"] = proof(self._token, nonce, client, server)
+            body["token_proof"] = token_proof(self._token, nonce)
         body["pid"] = self.pid
         return body
 

@@ -21,6 +21,7 @@ from live_memory.server_identity import (
     new_nonce,
     proof,
     read_published,
+    token_proof,
 )
 from tests.support.app_server import AppServer
 
@@ -94,6 +95,7 @@ def test_the_plugins_check_agrees_with_the_package(tmp_path: Path) -> None:
         (("::1", 1), ("::1", 2)),
     ]:
         assert plugin.proof(b"k", nonce, client, server) == proof(b"k", nonce, client, server)
+    assert plugin.token_proof(b"t0k", nonce) == token_proof(b"t0k", nonce)
     path = ServerIdentity().publish({"XDG_RUNTIME_DIR": str(tmp_path)}, 9)
     assert path is not None
     published = read_published(path)
@@ -126,7 +128,7 @@ def test_the_challenge_is_answered_without_the_token_and_bound_to_the_connection
     assert reply.startswith(b"HTTP/1.1 200")
     answer = json.loads(reply.partition(b"\r\n\r\n")[2])
     assert answer["proof"] == proof(published.secret, nonce, *ends)
-    assert answer["token_proof"] == proof(b"t0k", nonce, *ends)
+    assert answer["token_proof"] == token_proof(b"t0k", nonce)
     assert answer["pid"] == os.getpid()
 
 

@@ -31,9 +31,9 @@ from live_memory.config import constants as C
 from live_memory.server_identity import (
     CHALLENGE_HEADER,
     IDENTITY_PATH,
+    expected_answer,
     identity_file,
     new_nonce,
-    proof,
     read_published,
     who_is_not_ours,
 )
@@ -211,17 +211,12 @@ class ServerClient:
             answer = json.loads(raw)
         except ValueError:
             return False
-        if not isinstance(answer, dict):
-            return False
         published = read_published(identity_file(self._environ, self._port))
-        candidates = [("proof", published.secret)] if published is not None else []
-        if self._token:
-            candidates.append(("token_proof", self._token.encode()))
-        return any(
-            isinstance(answer.get(field), str)
-            and hmac.compare_digest(answer[field], proof(key, nonce, client, server))
-            for field, key in candidates
-        )
+        wanted = expected_answer(published, self._token, nonce, client, server)
+        if wanted is None or not isinstance(answer, dict):
+            return False
+        given = answer.get(wanted[0])
+        return isinstance(given, str) and hmac.compare_digest(given, wanted[1])
 
     def _classify(self, reason: object, data: bytes | None = None) -> CommandFailed:
         if (

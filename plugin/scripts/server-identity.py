@@ -107,6 +107,36 @@ def proof(key: bytes, nonce: str, client: tuple[str, int], server: tuple[str, in
     return hmac_sha256(key, message)
 
 
+def token_proof(token: bytes, nonce: str) -> str:
+    return hmac_sha256(token, b"\0".join((LABEL, b"token", nonce.encode("ascii"))))
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, someone else's
+    return True
+
+
+def expected_answer(
+    published: tuple[int, bytes] | None,
+    token: str,
+    nonce: str,
+    client: tuple[str, int],
+    server: tuple[str, int],
+) -> tuple[str, str] | None:
+    """(field, value) the answer must hold: the connection-bound proof when this user's server
+    is published and running; else, with a token, the token's; else None: send nothing."""
+    if published is not None and alive(published[0]):
+        return "proof", proof(published[1], nonce, client, server)
+    if token:
+        return "token_proof", token_proof(token.encode(), nonce)
+    return None
+
+
 def not_ours(authority: str, path: str, published: tuple[int, bytes] | None) -> str:
     if published is None:
         why = (
@@ -114,15 +144,9 @@ def not_ours(authority: str, path: str, published: tuple[int, bytes] | None) -> 
             "your server is not running, or runs with another XDG_RUNTIME_DIR / HOME"
         )
     else:
-        try:
-            os.kill(published[0], 0)
-            alive = "is running"
-        except ProcessLookupError:
-            alive = "is not running"
-        except OSError:
-            alive = "may be running"
+        running = "is running" if alive(published[0]) else "is not running"
         why = f"it could not prove the identity in {path}; the server that wrote it, pid "
-        why += f"{published[0]}, {alive}"
+        why += f"{published[0]}, {running}"
     return f"the process on {authority} is not your Live Memory server ({why}); nothing was sent"
 
 
@@ -176,14 +200,10 @@ def open_verified(
         client, server = sock.getsockname()[:2], sock.getpeername()[:2]
         path = identity_file(environ, port)
         published = read_published(path)
-        keys = [("proof", published[1])] if published is not None else []
-        if token:
-            keys.append(("token_proof", token.encode()))
+        wanted = expected_answer(published, token, nonce, client, server)
         # A plain comparison: the nonce is fresh and this process tries it once, so timing
         # it tells a squatter nothing it could use (hmac.compare_digest would load OpenSSL).
-        if answer is None or not any(
-            answer.get(field) == proof(key, nonce, client, server) for field, key in keys
-        ):
+        if answer is None or wanted is None or answer.get(wanted[0]) != wanted[1]:
             raise NotOurServer(not_ours(authority, path, published))
     except BaseException:
         sock.close()

@@ -204,3 +204,26 @@ def test_a_relay_to_the_real_server_cannot_pass_its_proof_on(
     assert status.code == 1 and "is not your Live Memory server" in status.err
     with relay._lock:
         _assert_only_challenges(bytes(relay.seen))
+
+
+def test_a_client_with_the_token_reaches_its_server_through_a_port_forward(
+    hooks: HookWorld, real_server: AppServer
+) -> None:
+    # A server in a container (`docker run -p 127.0.0.1:7711:7711`): no identity file of it on
+    # this side, and the forward changes the connection's ends; the token's proof still holds.
+    assert real_server.port is not None
+    forward = _Relay(real_server.port)
+    try:
+        env = hooks.at(forward.port)
+        payload = hook_payloads(hooks.project)["PostToolUse(Read)"]
+        ran = run_script("notify.py", json.dumps(payload), env)
+        status = cli(["status", "--server", f"http://127.0.0.1:{forward.port}"], env)
+        tokenless = cli(
+            ["status", "--server", f"http://127.0.0.1:{forward.port}"],
+            {k: v for k, v in env.items() if k != "LIVE_MEMORY_TOKEN"},
+        )
+    finally:
+        forward.close()
+    assert ran.stderr == "" and not hooks.spool_file.exists()
+    assert status.code == 0, status.err
+    assert tokenless.code == 1 and "no identity of yours is published" in tokenless.err
