@@ -103,7 +103,11 @@ def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
     """How uvicorn serves `app`: our HTTP protocol (limits), and nothing per request that is
     not ours (hooks open a connection per file event; bench/peer_compare.py measures it)."""
     # After the app is built: the gateway package is imported by then (see build_app).
-    from live_memory.gateway import direct_notify_of, limited_http_protocol  # noqa: PLC0415
+    from live_memory.gateway import (  # noqa: PLC0415
+        direct_notify_of,
+        held_requests_of,
+        limited_http_protocol,
+    )
 
     return uvicorn.Config(
         app,
@@ -113,11 +117,14 @@ def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
         lifespan="on",
         timeout_graceful_shutdown=int(C.SHUTDOWN_GRACE_S),
         timeout_keep_alive=int(C.KEEP_ALIVE_TIMEOUT_S),
-        # Head size, head deadline and the connection cap (shedding idle ones, not
-        # answering 503 to all): see gateway/http_limits.
+        # Head size, request deadline and the connection cap (shedding idle connections,
+        # event streams and slow bodies, not answering 503 to all): see gateway/http_limits.
         # ... and `POST /notify` answered by the protocol itself (gateway/notify_direct).
         http=limited_http_protocol(
-            head_timeout_s=settings.request_timeout_s, direct=direct_notify_of(app)
+            head_timeout_s=settings.request_timeout_s,
+            max_connections=settings.max_connections,
+            direct=direct_notify_of(app),
+            held=held_requests_of(app),
         ),
         h11_max_incomplete_event_size=C.MAX_HEADER_BYTES,
         server_header=False,

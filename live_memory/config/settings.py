@@ -93,7 +93,11 @@ class Settings:
     """Share of the window the frozen block's resident facts (the most used) may take."""
     max_pending_questions: int = C.MAX_PENDING_QUESTIONS
     request_timeout_s: float = C.REQUEST_BODY_TIMEOUT_S
-    """A client must send its whole body within this many seconds (slow clients get 408)."""
+    """A client must send its whole request, head and body, within this many seconds of its
+    first byte (slow clients get 408)."""
+    max_connections: int = C.MAX_CONNECTIONS
+    """Open connections before a newcomer sheds an idle one, an idle event stream or a body
+    still arriving (gateway/http_limits)."""
     passivate_after_s: float = C.PASSIVATE_AFTER_IDLE_S
     """Idle seconds before a workspace actor is passivated (snapshot flushed, thread ended)."""
     workspaces_active_max: int = C.WORKSPACES_ACTIVE_MAX

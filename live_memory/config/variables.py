@@ -286,6 +286,7 @@ VARIABLES: Final[dict[str, Parser]] = {
     "resident_facts_share": _number(0.0, hi=0.5),
     "max_pending_questions": _integer(0, None),
     "request_timeout_s": _number(0.0, lo_open=True),
+    "max_connections": _integer(C.MIN_CONNECTIONS, None),
     "backend": _choice(*C.BACKENDS),
     "ray_address": _ray_address,
     "ray_namespace": _word,

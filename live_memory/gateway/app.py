@@ -26,6 +26,7 @@ from live_memory.gateway.body import read_body
 from live_memory.gateway.config_route import build_config_route
 from live_memory.gateway.error_map import error_payload
 from live_memory.gateway.guard import Guard, GuardRules, allowed_hostnames
+from live_memory.gateway.held_requests import HeldRequests, serve_stream
 from live_memory.gateway.jsonrpc_check import jsonrpc_problem
 from live_memory.gateway.mcp_reply import answer_watched, replay, reply_as_json
 from live_memory.gateway.mcp_single_call import SingleCall, single_call
@@ -135,6 +136,8 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     app.state.direct_notify = DirectNotify(app.state, rules)
     # Answers GET /identity; whoever serves the app publishes it once the port is known.
     app.state.identity = ServerIdentity(settings.token)
+    # Event streams and bodies still arriving, which its connection cap may shed.
+    app.state.held_requests = HeldRequests()
     return app
 
 
@@ -155,13 +158,15 @@ class _McpEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         mcp = scope["app"].state.mcp
+        if scope["method"] == "GET":  # an event stream for server messages: idle, sheddable
+            await serve_stream(mcp, scope, receive, send)
+            return
         if scope["method"] != "POST":
             await mcp(scope, receive, send)
             return
         service: LiveMemoryService = scope["app"].state.service
-        length = dict(scope["headers"]).get(b"content-length")
         try:
-            body = await read_body(receive, length, service.settings)
+            body = await read_body(scope, receive, service.settings)
         except LiveMemoryError as exc:
             await _send_json(send, *error_payload(exc))
             return

@@ -10,15 +10,17 @@ included. This protocol, a thin subclass of uvicorn's, adds three rules:
 - the head must arrive within the request timeout (LIVE_MEMORY_REQUEST_TIMEOUT_S), counted
   from the connection's first byte or from the previous response: a connection that sends
   nothing, or half a head, is answered 408 and closed;
-- at MAX_CONNECTIONS a new connection sheds the longest-waiting connection that has no
-  request in progress (idle keep-alive or half-sent head) instead of refusing newcomers;
-  only when every connection is serving a parsed request (up to MAX_CONNECTIONS plus
-  CONNECTION_HEADROOM) is the newcomer closed. Parsed requests are never shed.
+- at LIVE_MEMORY_MAX_CONNECTIONS a new connection sheds, in this order: the longest-waiting
+  connection with no request in progress (idle keep-alive, half-sent head, half-sent direct
+  /notify body); else the oldest held request (a `GET /mcp` event stream or a body still
+  arriving, gateway/held_requests), which ends cleanly; else, with every connection serving
+  a question or the like, up to CONNECTION_HEADROOM more are served, and past that
+  HEALTH_RESERVE more have their head read: `/health` is answered, anything else 503.
 
-Body deadlines stay with the routes (`body.read_body`, also used in front of /mcp), except
-for a `POST /notify` the protocol answers itself (gateway/notify_direct): its body is due
-within the request timeout from the end of its head, like `read_body`'s, and a connection
-waiting for it counts as serving a parsed request.
+A request's body is due within the request timeout of the request's first byte: the
+deadline goes to the app in the scope (`body.REQUEST_DEADLINE`, read by `body.read_body`,
+also used in front of /mcp), and a `POST /notify` the protocol answers itself
+(gateway/notify_direct) is held to it here.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.utils import get_local_addr, get_remote_addr, is_ssl
 
 from live_memory.config import constants as C
+from live_memory.gateway.body import REQUEST_DEADLINE
+from live_memory.gateway.held_requests import HeldRequests
 from live_memory.gateway.notify_direct import DirectNotify
 from live_memory.gateway.one_write import HeadWithBody
 
@@ -41,6 +45,7 @@ logger = logging.getLogger(__name__)
 
 
 _NOTIFY_URL = b"/notify"
+_HEALTH_URL = b"/health"
 _OK_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
 
 
@@ -62,6 +67,7 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
     max_head_bytes: int = C.MAX_HEADER_BYTES
     max_connections: int = C.MAX_CONNECTIONS
     direct: DirectNotify | None = None
+    held: HeldRequests | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -73,12 +79,20 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
         """The body of a /notify this protocol answers itself, while it arrives."""
         self._answered = False
         """A direct /notify was answered while parsing the current chunk."""
+        self._deadline = 0.0
+        """When the current request (head and body) is due, from its first byte."""
+        self._health_only = False
+        """Admitted past the headroom: only /health is served on this connection."""
+        self._silent = True
+        """Nothing received yet: shed last, as a client's request may be on its way (a
+        burst of accepted connections is set up before any of them is read)."""
 
     # --- state ---------------------------------------------------------------------------
     def _busy(self) -> bool:
-        """A parsed request is being served on this connection (never shed)."""
+        """A parsed request is being served on this connection (shed only through `held`);
+        a direct /notify waiting for its body is not yet."""
         if self._direct_body is not None:
-            return True
+            return False
         return self.cycle is not None and not self.cycle.response_complete
 
     def _arm_head_timer(self) -> None:
@@ -125,6 +139,7 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         self._answered = False
+        self._silent = False
         super().data_received(data)
         if self._answered:  # `data` held a request answered just now, not a new head
             return
@@ -140,6 +155,8 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        self._deadline = self.loop.time() + self.head_timeout_s
+        self.scope.setdefault("extensions", {})[REQUEST_DEADLINE] = {"deadline": self._deadline}
         self._in_head = True
         self._head_bytes = 0
         if self._head_timer is None:
@@ -148,8 +165,11 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._cancel_head_timer()
-        if self._take_direct():
-            self._arm_head_timer()  # now the body's deadline
+        if self._health_only and self.url.split(b"?", 1)[0] != _HEALTH_URL:
+            self._refuse(503, "Service Unavailable", "the server is at its connection limit")
+            return
+        if self._take_direct():  # its body is due by the request's deadline
+            self._head_timer = self.loop.call_at(self._deadline, self._head_timed_out)
             return
         self._addresses()
         self._serve_head()
@@ -162,12 +182,16 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
             self.cycle.transport = HeadWithBody(self.transport, self.loop)  # type: ignore[assignment]
 
     def on_body(self, body: bytes) -> None:
+        if self.transport.is_closing():  # refused or shed: the rest is not read
+            return
         if self._direct_body is not None:
             self._direct_body += body  # at most the declared length, within the body cap
             return
         super().on_body(body)
 
     def on_message_complete(self) -> None:
+        if self.transport.is_closing():
+            return
         if self._direct_body is None:
             super().on_message_complete()
             return
@@ -225,7 +249,7 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
             self._refuse(
                 408,
                 "Request Timeout",
-                f"the body did not arrive within LIVE_MEMORY_REQUEST_TIMEOUT_S "
+                f"the request did not arrive within LIVE_MEMORY_REQUEST_TIMEOUT_S "
                 f"({self.head_timeout_s:g} s)",
             )
             return
@@ -244,31 +268,52 @@ class _LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def _shed(self) -> None:
         """Over the connection cap: close the longest-waiting connection without a request in
-        progress; if every other connection is serving one, close this newcomer only past
-        the headroom."""
+        progress (a silent one last), else end the oldest held request; with nothing to
+        shed, serve this newcomer within the headroom, then /health only within the reserve,
+        and past it close it."""
         idle = [
             c
             for c in self.connections
             if isinstance(c, _LimitedHttpToolsProtocol) and c is not self and not c._busy()
         ]
-        if idle:
-            oldest = min(idle, key=lambda c: c._waiting_since)
-            oldest._cancel_head_timer()
-            oldest.transport.close()
-        elif len(self.connections) > self.max_connections + C.CONNECTION_HEADROOM:
+
+        def age(c: _LimitedHttpToolsProtocol) -> float:
+            return c._waiting_since
+
+        victim = min((c for c in idle if not c._silent), key=age, default=None)
+        if victim is None and self.held is not None and self.held.shed_oldest():
+            return
+        victim = victim or min(idle, key=age, default=None)
+        if victim is not None:
+            victim._cancel_head_timer()
+            victim.transport.close()
+            return
+        over = len(self.connections) - self.max_connections - C.CONNECTION_HEADROOM
+        if over > C.HEALTH_RESERVE:
             self.transport.close()
+        elif over > 0:
+            self._health_only = True
 
 
 def limited_http_protocol(
     *,
     head_timeout_s: float,
     max_head_bytes: int = C.MAX_HEADER_BYTES,
+    max_connections: int = C.MAX_CONNECTIONS,
     direct: DirectNotify | None = None,
+    held: HeldRequests | None = None,
 ) -> type[HttpToolsProtocol]:
     """uvicorn's httptools protocol with the limits above (pass as `uvicorn.Config(http=...)`),
-    answering `POST /notify` itself when `direct` is given."""
+    answering `POST /notify` itself when `direct` is given, shedding `held` requests at the
+    connection cap."""
     return type(
         "LimitedHttpToolsProtocol",
         (_LimitedHttpToolsProtocol,),
-        {"head_timeout_s": head_timeout_s, "max_head_bytes": max_head_bytes, "direct": direct},
+        {
+            "head_timeout_s": head_timeout_s,
+            "max_head_bytes": max_head_bytes,
+            "max_connections": max_connections,
+            "direct": direct,
+            "held": held,
+        },
     )

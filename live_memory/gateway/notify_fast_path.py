@@ -32,8 +32,7 @@ class NotifyFastPath:
         else:
             try:
                 service = scope["app"].state.service
-                length = dict(scope["headers"]).get(b"content-length")
-                body = decode_json(await read_body(receive, length, service.settings))
+                body = decode_json(await read_body(scope, receive, service.settings))
                 outcome = await service.notify(body)
                 status = 200
                 payload = {"accepted": outcome.accepted, "ignored": outcome.ignored}

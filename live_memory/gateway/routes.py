@@ -28,9 +28,7 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 async def _body(request: Request) -> Any:
-    length = request.headers.get("content-length")
-    declared = length.encode() if length else None
-    return decode_json(await read_body(request.receive, declared, _service(request).settings))
+    return decode_json(await read_body(request.scope, request.receive, _service(request).settings))
 
 
 async def _unless_disconnected(request: Request, work: Coroutine[Any, Any, T]) -> T:

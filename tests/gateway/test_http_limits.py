@@ -7,8 +7,10 @@ The shared edge server runs with LIVE_MEMORY_REQUEST_TIMEOUT_S=2 (see conftest).
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
+import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -152,3 +154,39 @@ def test_600_idle_and_half_sent_connections_starve_neither_health_nor_parsed_req
         for sock in held:
             sock.settimeout(REQUEST_TIMEOUT_S + 10)
             assert _status_of(sock) in (408, None)
+
+
+DRIBBLED = {
+    "REST": b"POST /api/ask HTTP/1.1\r\n",
+    "MCP": b"POST /mcp HTTP/1.1\r\nAccept: application/json, text/event-stream\r\n",
+    "notify": b"POST /notify HTTP/1.1\r\n",
+}
+
+
+@pytest.mark.parametrize("kind", DRIBBLED)
+def test_a_dribbled_request_is_answered_408_within_the_request_timeout_of_its_first_byte(
+    edge_server: ServerProcess, kind: str
+) -> None:
+    head = DRIBBLED[kind] + b"Host: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    head += b"Content-Length: 1000\r\n\r\n"
+    step = 0.1
+    pieces = [head[i : i + 8] for i in range(0, len(head), 8)]
+    # The head takes most of the timeout: counted from the end of the head, the body would
+    # get a whole timeout more.
+    every = 0.8 * REQUEST_TIMEOUT_S / len(pieces)
+    with _connect(edge_server) as sock:
+        started = time.monotonic()
+        for piece in pieces:
+            sock.sendall(piece)
+            time.sleep(every)  # the dribble itself, not a wait on the server
+        sock.setblocking(False)
+        reply = b""
+        while b"\r\n" not in reply and time.monotonic() - started < 10 * REQUEST_TIMEOUT_S:
+            with contextlib.suppress(BlockingIOError):
+                sock.send(b" ")
+            time.sleep(step)
+            with contextlib.suppress(BlockingIOError):
+                reply += sock.recv(4096) or b"\r\n"
+        elapsed = time.monotonic() - started
+    assert reply.startswith(b"HTTP/1.1 408"), reply
+    assert elapsed < 1.5 * REQUEST_TIMEOUT_S, elapsed

@@ -237,11 +237,7 @@ def build_ui_routes(auth: DashboardAuth, reload: Reload) -> list[BaseRoute]:
         if not _same_origin(request):
             return _refused(403, "actions are only taken from this dashboard's own pages")
         try:
-            raw = await read_body(
-                request.receive,
-                (request.headers.get("content-length") or "").encode() or None,
-                service_of(request).settings,
-            )
+            raw = await read_body(request.scope, request.receive, service_of(request).settings)
         except LiveMemoryError as exc:
             return _refused(400, str(exc))
         if len(raw) > C.DASHBOARD_FORM_MAX_BYTES:
