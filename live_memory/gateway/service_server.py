@@ -37,6 +37,7 @@ class ServerSide(ServiceBase):
         active = await wait_reply(reply, self.reply_timeout_s)
         capped = await wait_reply(cap, self.reply_timeout_s) if cap is not None else {}
         numbers = await self.blocking.run(self._health_numbers)
+        disk_problem = await self.blocking.run(self.disk.problem)
         endpoint = self.services.endpoint_report() if self.settings.provider else None
         return health_document(
             self.settings,
@@ -46,6 +47,7 @@ class ServerSide(ServiceBase):
             endpoint=endpoint,
             watcher=await self.watcher_status(),
             snapshot_error=self.store.write_error,
+            disk_problem=disk_problem,
         )
 
     def _health_numbers(self) -> dict[str, object]:
