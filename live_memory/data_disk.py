@@ -4,7 +4,9 @@ quota, read-only) from any other, and whether it can be written again.
 Activation opens and writes SQLite files and snapshots there; with the disk full each of those
 fails deep inside a store, wrapped in the store's own error. `out_of_storage` finds the OS or
 SQLite cause under any wrapping, so the edge answers StorageFull (507) at once; `DataDisk`
-keeps the last such failure for /health until a probe write succeeds again.
+keeps the last such failure for /health until a probe write succeeds again. SQLite reports
+some of these as a bare "disk I/O error": such an error counts when a probe write fails
+for want of storage as well.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import sqlite3
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from live_memory.errors import StorageFull
@@ -34,24 +37,42 @@ CHAIN_DEPTH_MAX = 16
 
 def out_of_storage(error: BaseException) -> StorageFull | None:
     """A StorageFull for `error` when it, or what caused it, says the disk is full, over
-    quota or read-only; else None (the error is something else)."""
+    quota or read-only; else None (the error is something else, or not surely that)."""
     if isinstance(error, StorageFull):
         return error
-    seen: BaseException | None = error
-    for _ in range(CHAIN_DEPTH_MAX):
-        if seen is None:
-            return None
+    for seen in _chain(error):
         if (isinstance(seen, OSError) and seen.errno in _FULL_ERRNOS) or (
-            isinstance(seen, sqlite3.Error)
-            and getattr(seen, "sqlite_errorcode", None) in _FULL_SQLITE_CODES
+            isinstance(seen, sqlite3.Error) and _sqlite_code(seen) in _FULL_SQLITE_CODES
         ):
             return StorageFull(f"the data directory cannot be written: {error}")
-        seen = seen.__cause__ or seen.__context__
     return None
 
 
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    seen: BaseException | None = error
+    for _ in range(CHAIN_DEPTH_MAX):
+        if seen is None:
+            return
+        yield seen
+        seen = seen.__cause__ or seen.__context__
+
+
+def _sqlite_code(error: sqlite3.Error) -> int | None:
+    code = getattr(error, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None  # the primary code of an extended one
+
+
+def _io_error(error: BaseException) -> bool:
+    """SQLite says only "disk I/O error" when growing its shared-memory or WAL file fails."""
+    return any(
+        (isinstance(seen, sqlite3.Error) and _sqlite_code(seen) == sqlite3.SQLITE_IOERR)
+        or (isinstance(seen, OSError) and seen.errno == errno.EIO)
+        for seen in _chain(error)
+    )
+
+
 class DataDisk:
-    """Whether the data directory can be written: a failure seen (`failed`) or a file system
+    """Whether the data directory can be written: a failure seen (`explain`) or a file system
     with no free block or mounted read-only is a problem until a probe write succeeds."""
 
     def __init__(self, path: Path) -> None:
@@ -59,9 +80,20 @@ class DataDisk:
         self._failure: str | None = None
         self._lock = threading.Lock()
 
-    def failed(self, error: StorageFull) -> None:
-        """Remember a write that failed for want of storage (any thread)."""
-        self._failure = str(error)
+    def explain(self, error: BaseException) -> StorageFull | None:
+        """StorageFull when `error` came of a want of storage, remembered for `problem`: a
+        sure cause (`out_of_storage`), or an I/O error while a probe write fails for want
+        of storage too; else None. Blocking (the probe): call it off the event loop."""
+        full = out_of_storage(error)
+        if full is None and _io_error(error):
+            refused = self._probe()
+            if refused is not None and refused.errno in _FULL_ERRNOS:
+                full = StorageFull(
+                    f"the data directory cannot be written: {error} ({refused.strerror})"
+                )
+        if full is not None:
+            self._failure = str(full)
+        return full
 
     def problem(self) -> str | None:
         """None when the data directory can be written, else why not. Blocking (statvfs,
@@ -75,7 +107,17 @@ class DataDisk:
                 suspect = suspect or f"no space left on the data directory's disk ({self.path})"
         if suspect is None:
             return None
-        with self._lock:  # one probe at a time: concurrent /health calls share its verdict
+        refused = self._probe()
+        if refused is not None:
+            return f"{suspect} (a probe write failed too: {refused.strerror or refused})"
+        if self._failure is not None:
+            logger.info("the data directory %s can be written again", self.path)
+        self._failure = None
+        return None
+
+    def _probe(self) -> OSError | None:
+        """Write one block in the data directory and remove it: None, or why it failed."""
+        with self._lock:  # one probe at a time: concurrent callers share its verdict
             try:
                 fd, name = tempfile.mkstemp(dir=self.path, prefix=".write-probe-")
                 try:
@@ -84,8 +126,5 @@ class DataDisk:
                     os.close(fd)
                     os.unlink(name)
             except OSError as exc:
-                return f"{suspect} (a probe write failed too: {exc.strerror or exc})"
-        if self._failure is not None:
-            logger.info("the data directory %s can be written again", self.path)
-        self._failure = None
+                return exc
         return None

@@ -49,13 +49,33 @@ def test_a_full_real_disk_is_reported_until_a_write_succeeds_again(tmp_path: Pat
         except KnowledgeError as exc:
             store_error = exc
         assert store_error is not None
-        full = out_of_storage(store_error)
-        assert full is not None
-        health.failed(full)
+        assert health.explain(store_error) is not None
         assert "cannot be written" in (health.problem() or "")
         (disk / "filler").unlink()
         assert health.problem() is None
         assert health.problem() is None  # and stays so: the failure is forgotten
+
+
+def test_a_bare_sqlite_io_error_counts_as_a_full_disk_only_when_a_probe_write_fails_too(
+    tmp_path: Path,
+) -> None:
+    with small_disk(tmp_path / "disk", "1m") as disk:
+        health = DataDisk(disk)
+        opened = FactStore(disk / "facts.sqlite3", max_facts=10, retire_after_s=60.0)
+        opened.close()
+        io_error = _wrapped(sqlite3.OperationalError("disk I/O error"))
+        io_error.__cause__.sqlite_errorcode = sqlite3.SQLITE_IOERR_SHMSIZE  # type: ignore[union-attr]
+        assert health.explain(io_error) is None  # the disk has room: some other I/O fault
+        fill(disk / "filler")
+        reopen_error: KnowledgeError | None = None
+        try:  # reopening an existing WAL database on the full disk: "disk I/O error"
+            FactStore(disk / "facts.sqlite3", max_facts=10, retire_after_s=60.0)
+        except KnowledgeError as exc:
+            reopen_error = exc
+        assert reopen_error is not None
+        full = health.explain(reopen_error)
+        assert isinstance(full, StorageFull)
+        assert health.problem() is not None
 
 
 def test_a_read_only_data_disk_is_reported(tmp_path: Path) -> None:

@@ -31,8 +31,8 @@ from live_memory.actors import (
 from live_memory.agent import Services, Stores, build_services
 from live_memory.config import Settings
 from live_memory.config import constants as C
-from live_memory.data_disk import DataDisk, out_of_storage
-from live_memory.errors import AnswerNotPersisted, LiveMemoryError
+from live_memory.data_disk import DataDisk
+from live_memory.errors import AnswerNotPersisted, InputError, LiveMemoryError
 from live_memory.gateway import ask_arguments
 from live_memory.gateway.blocking import BlockingCalls
 from live_memory.gateway.bridge import wait_reply
@@ -151,12 +151,11 @@ class ServiceBase:
         try:
             return await wait_reply(reply, timeout_s)
         except LiveMemoryError as exc:
-            full = out_of_storage(exc)
-            if full is None:
+            if isinstance(exc, InputError):  # the caller's doing, never the disk's
                 raise
-            self.disk.failed(full)
-            if full is exc or isinstance(exc, AnswerNotPersisted):  # 507 already, with more
-                raise
+            full = await self.blocking.run(self.disk.explain, exc)
+            if full is None or full is exc or isinstance(exc, AnswerNotPersisted):
+                raise  # not the disk, or a 507 already (one that carries its answer)
             raise full from exc
 
     def _send(self, cwd: str, message: Any, *, activate: bool = True) -> None:

@@ -55,3 +55,12 @@ def test_a_full_data_disk_refuses_questions_at_once_with_507_and_health_says_why
         answered = server.request("POST", "/api/ask", json=ask, timeout=ASK_TIMEOUT_S)
         assert answered.status_code == 200, answered.text
         assert "forty-two" in answered.json()["answer"]
+
+        # Restarted on a full disk, the known workspace's index is reopened: SQLite says only
+        # "disk I/O error" (its WAL files cannot grow), a want of storage all the same.
+        server.stop()
+        server.start()
+        fill(filler)
+        again = server.request("POST", "/api/ask", json=ask, timeout=ASK_TIMEOUT_S)
+        assert again.status_code == 507, again.text
+        assert server.request("GET", "/health").json()["status"] == "degraded"
