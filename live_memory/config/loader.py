@@ -22,6 +22,7 @@ from live_memory.config.provider_detection import detect_provider
 from live_memory.config.settings import Settings
 from live_memory.config.variables import PATH_KEYS, SECRET_KEYS, VARIABLES, env_name, is_unset
 from live_memory.errors import ConfigError
+from live_memory.regular_file import read_regular
 
 __all__ = ["config_file_values", "config_items", "load_settings", "write_config"]
 
@@ -156,7 +157,7 @@ def _parse_layer(values: Mapping[str, object], label_of: Callable[[str], str]) -
 
 def _read_config_file(path: Path, *, must_exist: bool) -> Mapping[str, object]:
     try:
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO would hold up start-up, /reload and `config set`
     except FileNotFoundError as exc:
         if must_exist:
             raise ConfigError(f"config file {path} does not exist") from exc

@@ -95,10 +95,19 @@ class ServerSide(ServiceBase):
 
     async def watcher_status(self) -> dict[str, object] | None:
         """What the watcher last published: never waits on the watcher (it may be walking
-        a large tree or flushing a storm)."""
+        a large tree or flushing a storm). A watcher on one message for longer than
+        WATCH_STUCK_AFTER_S is degraded: no edit anywhere is seen meanwhile."""
         if self.watcher is None:
             return None
-        return self.watcher_board.read()
+        status = self.watcher_board.read()
+        busy = self.system.busy(self.watcher)
+        if busy is not None and busy[1] > C.WATCH_STUCK_AFTER_S:
+            status["stuck_s"] = round(busy[1], 1)
+            status["degraded_reason"] = status.get("degraded_reason") or (
+                f"the watcher has been on one {busy[0]} for {busy[1]:.0f} s: no edit in any "
+                "workspace is seen meanwhile"
+            )
+        return status
 
     def actors(self) -> list[dict[str, object]]:
         return self.system.inventory()
