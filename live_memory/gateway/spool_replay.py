@@ -166,7 +166,7 @@ class SpoolRegistry:
         """The remembered directories, then the data dir's own spool (hooks without plugin
         data spool there), each once."""
         try:
-            listed = json.loads(self.path.read_bytes())
+            listed = json.loads(read_regular(self.path))
         except (OSError, ValueError):
             listed = []
         paths = [Path(p) for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
