@@ -19,6 +19,7 @@ LiveMemoryError
 ├── GitDirRefused               git not run: no work tree here, or its git directory is another's
 ├── SnapshotError               a snapshot could not be read or written
 │   └── AnswerNotPersisted      an answer was computed but its snapshot could not be written (507)
+├── StorageFull                 the data directory is full, over quota or read-only (507)
 ├── ShuttingDown                the server is draining and admits nothing new (503)
 ├── BudgetExhausted             the daily spend cap is reached (429)
 └── WorkspaceUnavailable        (Ray backend) the workspace's actor cannot be reached (503)
@@ -48,6 +49,7 @@ __all__ = [
     "RequestTimeout",
     "ShuttingDown",
     "SnapshotError",
+    "StorageFull",
     "UnknownJob",
     "UnknownWorkspace",
     "WorkspaceUnavailable",
@@ -129,6 +131,11 @@ class GitDirRefused(LiveMemoryError):
 
 class SnapshotError(LiveMemoryError):
     """A snapshot could not be read or written."""
+
+
+class StorageFull(LiveMemoryError):
+    """The data directory cannot be written (disk full, quota exceeded, read-only file system);
+    the message names the write that failed (`data_disk.out_of_storage` builds it)."""
 
 
 class ShuttingDown(LiveMemoryError):

@@ -22,6 +22,8 @@ import os
 import stat
 from dataclasses import dataclass
 
+from live_memory.regular_file import read_regular
+
 __all__ = ["GitLocation", "foreign_reason", "git_dirs_inside", "read_gitdir_file"]
 
 logger = logging.getLogger(__name__)
@@ -127,18 +129,11 @@ def _named(path: str, text: str | None = None) -> str | None:
 
 
 def _read_small(path: str) -> str | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:  # never blocks on a FIFO, never follows a link at `path`
+        data = read_regular(path, _FILE_MAX_BYTES, follow_symlinks=False)
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # never block on a FIFO
-            return None
-        return os.read(fd, _FILE_MAX_BYTES).decode("utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return data.decode("utf-8", errors="replace").strip()
 
 
 def _is_real_dir(path: str) -> bool:

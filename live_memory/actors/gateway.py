@@ -144,7 +144,14 @@ class GatewayActor(Actor):
             if not route.activate_unknown and not self.store.exists(Path(root)):
                 _fail(route.message, UnknownWorkspace(f"no memory for workspace {root}"))
                 return
-            ref = self._activate(root)
+            try:
+                ref = self._activate(root)
+            except (LiveMemoryError, OSError) as exc:  # e.g. its index cannot be created
+                logger.error("workspace %s cannot be activated: %s", root, exc)
+                _fail(route.message, exc)
+                if route.handle is not None and not route.handle.done():
+                    route.handle.set_exception(exc)
+                return
             ref.tell(route.message)
             self._make_room(self.active.activated(self._cap()))
         else:

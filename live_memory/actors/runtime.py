@@ -252,6 +252,15 @@ class ActorSystem:
         with self._lock:
             self._infos.pop(urn, None)
 
+    def busy(self, ref: ActorRef[Any]) -> tuple[str, float] | None:
+        """(the message in hand, seconds on it) of the actor behind `ref`; None when idle."""
+        with self._lock:
+            info = self._infos.get(ref.actor_urn)
+        since = info.busy_since if info is not None else None
+        if info is None or since is None:
+            return None
+        return info.current_message or "?", time.monotonic() - since
+
     def inventory(self) -> list[dict[str, object]]:
         with self._lock:
             infos = list(self._infos.values())

@@ -30,6 +30,7 @@ from live_memory.actors.message import (
     Notify,
     Passivate,
     Passivated,
+    RequestPassivation,
     Reset,
     RestartWorkspace,
     Revalidate,
@@ -44,7 +45,7 @@ from live_memory.actors.symbol_shell import TeedMemo, index_events, index_paths,
 from live_memory.actors.workspace_effects import EffectRunner
 from live_memory.actors.workspace_stats import workspace_stats
 from live_memory.agent import QuestionProgress, Services
-from live_memory.errors import BudgetExhausted, ShuttingDown
+from live_memory.errors import BudgetExhausted, LiveMemoryError, ShuttingDown
 from live_memory.memory import Snapshots
 from live_memory.prompt_cache import CacheDecision
 from live_memory.providers import CacheTtl
@@ -85,6 +86,8 @@ class WorkspaceActor(Actor, EffectRunner):
         self.slot_ids = itertools.count(1)
         self.passivating = False
         self.broken = False
+        self.load_error: LiveMemoryError | OSError | None = None
+        """Why this incarnation could not load (a full disk): every request gets it."""
         self.ping_ttl: CacheTtl | None = None
         self.cache_decision: CacheDecision | None = None
         """The last prompt-cache decision (reported by /stats)."""
@@ -94,8 +97,18 @@ class WorkspaceActor(Actor, EffectRunner):
 
     # --- lifecycle -----------------------------------------------------------------------
     def started(self) -> None:
-        self.restore()
-        self.load_workspace()
+        try:
+            self.restore()
+            self.load_workspace()
+        except (LiveMemoryError, OSError) as exc:
+            # An actor whose start raised is stopped with its mailbox unanswered: the
+            # question that activated it waited for the edge's timeout. Answer each request
+            # with why, and step aside (broken: its empty state never replaces the snapshot).
+            logger.error("workspace %s cannot be loaded: %s", self.root, exc)
+            self.load_error, self.broken = exc, True
+            self.info.failures += 1
+            self.info.last_error = f"{type(exc).__name__}: {exc}"
+            self.gateway.tell(RequestPassivation(self.root))
 
     def stopped(self) -> None:
         for slot in list(self.slots):
@@ -131,6 +144,11 @@ class WorkspaceActor(Actor, EffectRunner):
 
     # --- dispatch ------------------------------------------------------------------------
     def handle(self, message: Any) -> None:
+        if self.load_error is not None and not isinstance(message, Passivate):
+            reply = getattr(message, "reply", None)
+            if isinstance(reply, Future):
+                resolve(reply, error=self.load_error)
+            return
         if self.passivating and isinstance(message, _REQUESTS + _FROM_FORKS):
             # Sent on a handle to this incarnation; the gateway buffers it for the next one.
             self.gateway.tell(Route(self.root, message))

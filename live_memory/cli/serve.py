@@ -26,6 +26,7 @@ from live_memory.cli.outcome import CommandFailed, ExitCode
 from live_memory.config import (
     Settings,
     check_exposure,
+    check_startable,
     configure_logging,
     is_loopback,
     load_settings,
@@ -270,6 +271,7 @@ def serve_command(
     except ConfigError as exc:
         raise CommandFailed(str(exc), ExitCode.USAGE) from exc
     try:
+        check_startable(settings)  # what `config set` checked: the machine may have changed
         configure_logging(settings.log_level, settings.log_file)
     except ConfigError as exc:
         raise CommandFailed(str(exc), ExitCode.USAGE) from exc

@@ -8,6 +8,7 @@ commands that load it: launchd agents are plain files the user should see before
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -20,6 +21,7 @@ from typing import Final, TextIO
 from live_memory.cli.outcome import CommandFailed, ExitCode
 from live_memory.config import constants as C
 from live_memory.config import service_env_file
+from live_memory.regular_file import read_regular
 
 __all__ = ["exec_start", "install_service", "launchd_plist", "systemd_unit"]
 
@@ -209,8 +211,9 @@ def _explain_launchd(home: Path, out: TextIO) -> int:
 
 
 def _write_if_changed(path: Path, text: str) -> None:
-    if path.exists() and path.read_text(encoding="utf-8") == text:
-        return
+    with contextlib.suppress(OSError):  # missing, or not a regular file: (re)written
+        if read_regular(path) == text.encode("utf-8"):
+            return
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)

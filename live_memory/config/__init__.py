@@ -11,6 +11,7 @@ from live_memory.config.provider_detection import NO_PROVIDER_PROBLEM
 from live_memory.config.report import RESTART_KEYS, config_report
 from live_memory.config.service_env import service_env_file, service_environment, session_mismatch
 from live_memory.config.settings import Concurrency, RepoRootMode, Settings, WatcherMode
+from live_memory.config.start_check import check_startable
 from live_memory.config.variables import env_name
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "WatcherMode",
     "canonical_workspace",
     "check_exposure",
+    "check_startable",
     "config_file_values",
     "config_items",
     "config_report",

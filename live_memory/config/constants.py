@@ -160,6 +160,7 @@ PENDING_NOTES_MAX: Final = 64  # delta notes waiting for the next question; the 
 WATCH_MAX_DELAY_S: Final = 1.0  # a path written non-stop is still flushed this often
 WATCH_POLL_INTERVAL_S: Final = 1.0  # the polling fallback's scan interval
 WATCH_GIT_TIMEOUT_S: Final = 10.0  # check-ignore, rev-parse, diff run by the watcher
+WATCH_STUCK_AFTER_S: Final = 3 * WATCH_GIT_TIMEOUT_S  # one message longer: /health degraded
 WATCH_STOP_TIMEOUT_S: Final = 2.0  # joining the inotify reader thread on shutdown
 # Watches are budgeted (one per watched directory): the kernel's per-user limit
 # (/proc/sys/fs/inotify/max_user_watches) is shared with the user's IDEs and tools.

@@ -20,8 +20,10 @@ from live_memory.config import constants as C
 from live_memory.config.exposure import check_exposure
 from live_memory.config.provider_detection import detect_provider
 from live_memory.config.settings import Settings
+from live_memory.config.start_check import check_startable
 from live_memory.config.variables import PATH_KEYS, SECRET_KEYS, VARIABLES, env_name, is_unset
 from live_memory.errors import ConfigError
+from live_memory.regular_file import read_regular
 
 __all__ = ["config_file_values", "config_items", "load_settings", "write_config"]
 
@@ -103,7 +105,9 @@ def write_config(
     )
     file_layer = _parse_layer(content, lambda key: f"{key} in {path}")
     data_dir = _data_dir(env, {}, env_layer, file_layer, home_dir)
-    check_exposure(_build(env, {**file_layer, **env_layer}, data_dir, home_dir, path))
+    settings = _build(env, {**file_layer, **env_layer}, data_dir, home_dir, path)
+    check_exposure(settings)
+    check_startable(settings)
     body = orjson.dumps(content, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
     _atomic_write(path, body)
     logger.info("wrote %s (%s)", path, ", ".join(sorted(updates)) or "no changes")
@@ -156,7 +160,7 @@ def _parse_layer(values: Mapping[str, object], label_of: Callable[[str], str]) -
 
 def _read_config_file(path: Path, *, must_exist: bool) -> Mapping[str, object]:
     try:
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO would hold up start-up, /reload and `config set`
     except FileNotFoundError as exc:
         if must_exist:
             raise ConfigError(f"config file {path} does not exist") from exc

@@ -21,6 +21,7 @@ import orjson
 
 from live_memory.config import constants as C
 from live_memory.config.variables import parse_secret, parse_url
+from live_memory.regular_file import read_regular
 
 __all__ = ["NO_PROVIDER_PROBLEM", "ProviderChoice", "credentials_file", "detect_provider"]
 
@@ -70,8 +71,7 @@ def credentials_file(environ: Mapping[str, str], home: Path) -> Path | None:
     for directory in candidates:
         path = directory / C.CLAUDE_CREDENTIALS_FILE_NAME
         try:
-            with path.open("rb") as handle:
-                document = orjson.loads(handle.read(C.CREDENTIALS_MAX_BYTES))
+            document = orjson.loads(read_regular(path, C.CREDENTIALS_MAX_BYTES))
         except FileNotFoundError:
             continue
         except (OSError, ValueError) as exc:  # ValueError: bad JSON, or a NUL in the path

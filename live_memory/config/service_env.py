@@ -16,6 +16,7 @@ from typing import Final
 
 from live_memory.config import constants as C
 from live_memory.errors import ConfigError
+from live_memory.regular_file import read_regular
 
 __all__ = [
     "SERVICE_BASE_VARIABLES",
@@ -68,8 +69,7 @@ def service_environment(environ: Mapping[str, str]) -> dict[str, str]:
     env = {key: value for key, value in environ.items() if key in SERVICE_BASE_VARIABLES}
     path = service_env_file(environ)
     try:
-        with path.open("rb") as handle:
-            data = handle.read(_ENV_FILE_MAX_BYTES + 1)
+        data = read_regular(path, _ENV_FILE_MAX_BYTES + 1)
     except FileNotFoundError:
         return env
     except OSError as exc:

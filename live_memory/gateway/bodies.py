@@ -73,8 +73,10 @@ def health_document(
     endpoint: object,
     watcher: dict[str, object] | None,
     snapshot_error: str | None,
+    disk_problem: str | None,
 ) -> dict[str, object]:
-    """/health: "degraded" (with the reason) when the watcher or snapshot writes are."""
+    """/health: "degraded" (with the reason) when the watcher, snapshot writes or the data
+    directory's disk are."""
     body: dict[str, object] = {
         "status": "ok" if settings.provider else "no_provider",
         "version": __version__,
@@ -95,7 +97,9 @@ def health_document(
         if watcher.get("degraded_reason"):
             body["status"] = "degraded"
     body["snapshots"] = {"degraded_reason": snapshot_error}
-    if snapshot_error is not None:
+    body["data_disk"] = {"degraded_reason": disk_problem}
+    reason = disk_problem or snapshot_error
+    if reason is not None:
         body["status"] = "degraded"
-        body["degraded_reason"] = snapshot_error
+        body["degraded_reason"] = reason
     return body

@@ -17,6 +17,7 @@ from live_memory.errors import (
     ProviderError,
     RequestTimeout,
     ShuttingDown,
+    StorageFull,
     UnknownJob,
     UnknownWorkspace,
     WorkspaceUnavailable,
@@ -43,6 +44,7 @@ _STATUS: tuple[tuple[type[BaseException], int], ...] = (
     (ProviderError, 502),
     (TimeoutError, 504),
     (AnswerNotPersisted, 507),
+    (StorageFull, 507),
     (LiveMemoryError, 500),
 )
 

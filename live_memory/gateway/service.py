@@ -32,7 +32,6 @@ from live_memory.config import constants as C
 from live_memory.errors import LiveMemoryError, ShuttingDown, UnknownWorkspace
 from live_memory.gateway import ask_arguments
 from live_memory.gateway.bodies import import_body, transcript_body
-from live_memory.gateway.bridge import wait_reply
 from live_memory.gateway.notify_parse import parse_notify
 from live_memory.gateway.service_server import ServerSide
 from live_memory.knowledge import digest_transcript, health_banner
@@ -82,7 +81,7 @@ class LiveMemoryService(ServerSide):
         reply.add_done_callback(self._asking.discard)
         self._send(where, Ask(text, tokens, time.monotonic() + budget, reply, progress))
         try:
-            return await wait_reply(reply, budget + C.HARD_DEADLINE_MARGIN_S)
+            return await self._reply(reply, budget + C.HARD_DEADLINE_MARGIN_S)
         except TimeoutError:
             raise TimeoutError(
                 f"no answer within the hard backstop of {budget + C.HARD_DEADLINE_MARGIN_S:.0f} s"

@@ -31,6 +31,8 @@ from live_memory.actors import (
 from live_memory.agent import Services, Stores, build_services
 from live_memory.config import Settings
 from live_memory.config import constants as C
+from live_memory.data_disk import DataDisk
+from live_memory.errors import AnswerNotPersisted, InputError, LiveMemoryError
 from live_memory.gateway import ask_arguments
 from live_memory.gateway.blocking import BlockingCalls
 from live_memory.gateway.bridge import wait_reply
@@ -60,6 +62,8 @@ class ServiceBase:
     def __init__(self, settings: Settings, *, store: Snapshots | None = None) -> None:
         self.settings = settings
         self.started_at = time.time()
+        self.disk = DataDisk(settings.data_dir)
+        """Whether the data directory can be written (/health)."""
         self.stores = Stores(
             UsageLedger(settings.data_dir / C.USAGE_FILE_NAME),
             TranscriptQueue(settings.data_dir / C.TRANSCRIPT_QUEUE_FILE_NAME),
@@ -138,7 +142,21 @@ class ServiceBase:
     ) -> T:
         reply: Future[T] = Future()
         self._send(ask_arguments.cwd(cwd), make(reply), activate=activate)
-        return await wait_reply(reply, max(timeout_s or 0.0, self.reply_timeout_s))
+        return await self._reply(reply, max(timeout_s or 0.0, self.reply_timeout_s))
+
+    async def _reply(self, reply: Future[T], timeout_s: float) -> T:
+        """A workspace's reply; a failure for want of storage, however a store wrapped it, is
+        raised as StorageFull (507) and kept for /health. Raises what the workspace set,
+        or TimeoutError."""
+        try:
+            return await wait_reply(reply, timeout_s)
+        except LiveMemoryError as exc:
+            if isinstance(exc, InputError):  # the caller's doing, never the disk's
+                raise
+            full = await self.blocking.run(self.disk.explain, exc)
+            if full is None or full is exc or isinstance(exc, AnswerNotPersisted):
+                raise  # not the disk, or a 507 already (one that carries its answer)
+            raise full from exc
 
     def _send(self, cwd: str, message: Any, *, activate: bool = True) -> None:
         """Tell the workspace for `cwd`: directly on a remembered handle, else through the

@@ -37,6 +37,7 @@ class ServerSide(ServiceBase):
         active = await wait_reply(reply, self.reply_timeout_s)
         capped = await wait_reply(cap, self.reply_timeout_s) if cap is not None else {}
         numbers = await self.blocking.run(self._health_numbers)
+        disk_problem = await self.blocking.run(self.disk.problem)
         endpoint = self.services.endpoint_report() if self.settings.provider else None
         return health_document(
             self.settings,
@@ -46,6 +47,7 @@ class ServerSide(ServiceBase):
             endpoint=endpoint,
             watcher=await self.watcher_status(),
             snapshot_error=self.store.write_error,
+            disk_problem=disk_problem,
         )
 
     def _health_numbers(self) -> dict[str, object]:
@@ -93,10 +95,19 @@ class ServerSide(ServiceBase):
 
     async def watcher_status(self) -> dict[str, object] | None:
         """What the watcher last published: never waits on the watcher (it may be walking
-        a large tree or flushing a storm)."""
+        a large tree or flushing a storm). A watcher on one message for longer than
+        WATCH_STUCK_AFTER_S is degraded: no edit anywhere is seen meanwhile."""
         if self.watcher is None:
             return None
-        return self.watcher_board.read()
+        status = self.watcher_board.read()
+        busy = self.system.busy(self.watcher)
+        if busy is not None and busy[1] > C.WATCH_STUCK_AFTER_S:
+            status["stuck_s"] = round(busy[1], 1)
+            status["degraded_reason"] = status.get("degraded_reason") or (
+                f"the watcher has been on one {busy[0]} for {busy[1]:.0f} s: no edit in any "
+                "workspace is seen meanwhile"
+            )
+        return status
 
     def actors(self) -> list[dict[str, object]]:
         return self.system.inventory()

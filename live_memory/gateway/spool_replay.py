@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import json
 import logging
@@ -30,6 +31,7 @@ from live_memory.atomic_file import write_atomically
 from live_memory.config import constants as C
 from live_memory.errors import InputError, LiveMemoryError
 from live_memory.gateway.error_map import status_for
+from live_memory.regular_file import read_regular
 
 __all__ = [
     "Replayed",
@@ -104,13 +106,13 @@ def _acquire(directory: Path) -> int | None:
 
 def _read(path: Path) -> list[bytes]:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data = read_regular(path, C.SPOOL_REPLAY_MAX_BYTES + 1, follow_symlinks=False)
     except FileNotFoundError:
         return []
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+    except OSError as exc:
+        if exc.errno == errno.EINVAL:  # not a regular file: nothing to replay
             return []
-        data = handle.read(C.SPOOL_REPLAY_MAX_BYTES + 1)
+        raise
     lines = [line for line in data[: C.SPOOL_REPLAY_MAX_BYTES].split(b"\n") if line.strip()]
     return lines[-C.SPOOL_REPLAY_MAX_LINES :]
 
@@ -164,7 +166,7 @@ class SpoolRegistry:
         """The remembered directories, then the data dir's own spool (hooks without plugin
         data spool there), each once."""
         try:
-            listed = json.loads(self.path.read_bytes())
+            listed = json.loads(read_regular(self.path))
         except (OSError, ValueError):
             listed = []
         paths = [Path(p) for p in listed if isinstance(p, str)] if isinstance(listed, list) else []

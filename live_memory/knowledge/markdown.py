@@ -31,6 +31,7 @@ from live_memory.atomic_file import write_atomically
 from live_memory.config.constants import KNOWLEDGE_CATEGORIES
 from live_memory.knowledge.error import KnowledgeError
 from live_memory.memory import LedgerFact
+from live_memory.regular_file import read_regular
 
 __all__ = ["STALE_MARK", "export_ledger", "import_ledger", "insights_path", "render_category"]
 
@@ -119,7 +120,7 @@ def import_ledger(path: Path) -> list[LedgerFact]:
     """
     try:
         files = sorted(path.glob("*.md")) if path.is_dir() else [path]
-        return [fact for file in files for fact in _parse(file.read_text(encoding="utf-8"), file)]
+        return [fact for file in files for fact in _parse(read_regular(file).decode("utf-8"), file)]
     except (OSError, UnicodeDecodeError) as exc:
         raise KnowledgeError(f"knowledge {path} cannot be read: {exc}") from exc
 

@@ -16,10 +16,10 @@ the latest entries.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
-import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +33,7 @@ from live_memory.config.constants import (
 )
 from live_memory.hygiene import redact_secrets
 from live_memory.knowledge.error import TranscriptError
+from live_memory.regular_file import open_regular
 
 __all__ = ["TranscriptDigest", "digest_transcript"]
 
@@ -120,13 +121,13 @@ def read_transcript_bytes(path: Path, max_bytes: int = TRANSCRIPT_MAX_BYTES) -> 
     Raises TranscriptError.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = open_regular(path, follow_symlinks=False)
     except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            raise TranscriptError(f"transcript {path} is not a regular file") from exc
         raise TranscriptError(f"transcript {path} cannot be read: {exc.strerror or exc}") from exc
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise TranscriptError(f"transcript {path} is not a regular file")
         start = max(info.st_size - max_bytes, 0)
         os.lseek(fd, start, os.SEEK_SET)
         chunks, left = [], min(info.st_size, max_bytes)

@@ -24,6 +24,7 @@ from live_memory.atomic_file import fsync_directory
 from live_memory.config import constants as C
 from live_memory.errors import SnapshotError
 from live_memory.memory.snapshot_settler import SnapshotSettler
+from live_memory.regular_file import open_regular
 
 __all__ = ["Settling", "unsettled_of"]
 
@@ -95,7 +96,7 @@ class Settling:
         """`unsettled` opened and fsynced: its descriptor, for the caller to close. Raises
         FileNotFoundError when there is none, SnapshotError when it cannot be synced."""
         try:
-            fd = os.open(unsettled, os.O_RDONLY)
+            fd = open_regular(unsettled, follow_symlinks=False)
         except FileNotFoundError:
             raise
         except OSError as exc:

@@ -12,6 +12,7 @@ snapshot_settling.py.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
 import os
@@ -30,6 +31,7 @@ from live_memory.config import constants as C
 from live_memory.errors import SnapshotError
 from live_memory.memory.snapshot_settler import SnapshotSettler
 from live_memory.memory.snapshot_settling import Settling, unsettled_of
+from live_memory.regular_file import read_regular
 
 __all__ = ["SnapshotStore"]
 
@@ -209,18 +211,23 @@ class SnapshotStore(Settling):
         logger.warning("snapshot %s is unusable (%s); moved to %s", path, detail, target)
 
 
-def _read(path: Path) -> bytes | None:
-    """The file's bytes; None when there is none; SnapshotError when it cannot be read."""
+def _read(path: Path) -> bytes | tuple[str, str] | None:
+    """The file's bytes; None when there is none; (reason tag, explanation) when it is not
+    a regular file (a FIFO would block the load); SnapshotError when it cannot be read."""
     try:
-        return path.read_bytes()
+        return read_regular(path, follow_symlinks=False)
     except FileNotFoundError:
         return None
     except OSError as exc:
+        if exc.errno in (errno.EINVAL, errno.ELOOP):
+            return "corrupt", "it is not a regular file"
         raise SnapshotError(f"snapshot {path} cannot be read: {exc}") from exc
 
 
-def _state_of(data: bytes, root: Path) -> dict[str, object] | tuple[str, str]:
+def _state_of(data: bytes | tuple[str, str], root: Path) -> dict[str, object] | tuple[str, str]:
     """A snapshot file's state, or (reason tag, explanation) when it cannot be used."""
+    if isinstance(data, tuple):
+        return data
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -249,9 +256,8 @@ def _problem(document: object, root: Path) -> tuple[str, str] | None:
 def _read_root(path: Path) -> Path | None:
     """The root a snapshot names, read from the file's head (a root is at most PATH_MAX,
     4096 bytes, well inside it); None when it is not one of ours."""
-    try:
-        with path.open("rb") as handle:
-            match = _HEAD.match(handle.read(C.SNAPSHOT_HEAD_BYTES))
+    try:  # a FIFO among the snapshots must not block the listing (the dashboard)
+        match = _HEAD.match(read_regular(path, C.SNAPSHOT_HEAD_BYTES, follow_symlinks=False))
     except OSError:
         return None
     if match is None or int(match.group(1)) != C.SNAPSHOT_FORMAT_VERSION:

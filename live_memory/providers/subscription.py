@@ -17,6 +17,7 @@ import orjson
 
 from live_memory.atomic_file import write_atomically
 from live_memory.config import constants
+from live_memory.regular_file import read_regular
 
 __all__ = ["OAuthCredential", "read_credential", "write_credential"]
 
@@ -53,8 +54,7 @@ def read_credential(path: Path) -> OAuthCredential:
 
     Raises OSError when the file cannot be read, ValueError when it holds no access token.
     """
-    with path.open("rb") as handle:
-        document = orjson.loads(handle.read(constants.CREDENTIALS_MAX_BYTES))
+    document = orjson.loads(read_regular(path, constants.CREDENTIALS_MAX_BYTES))
     section = document.get(_SECTION) if isinstance(document, dict) else None
     if not isinstance(section, dict):
         raise ValueError(f"it holds no {_SECTION} section")

@@ -24,6 +24,7 @@ import orjson
 
 from live_memory.config import constants as C
 from live_memory.providers import Usage
+from live_memory.regular_file import read_regular
 from live_memory.workspace import Answer
 
 __all__ = ["AnswerLog"]
@@ -41,7 +42,7 @@ class AnswerLog:
 
     def _load(self) -> None:
         try:
-            document = orjson.loads(self.path.read_bytes())
+            document = orjson.loads(read_regular(self.path))
         except FileNotFoundError:
             return
         except (OSError, orjson.JSONDecodeError) as exc:  # unreadable: questions are asked again

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 
 from live_memory.git_location import read_gitdir_file
+from live_memory.regular_file import read_regular
 
 __all__ = ["GitDirs", "find_git_dirs"]
 
@@ -43,8 +44,7 @@ class GitDirs:
 
 def _read_small(path: str) -> str | None:
     try:
-        with open(path, "rb") as handle:
-            return handle.read(_GITDIR_FILE_MAX_BYTES).decode("utf-8", "replace").strip()
+        return read_regular(path, _GITDIR_FILE_MAX_BYTES).decode("utf-8", "replace").strip()
     except OSError:
         return None
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 import pathspec
 
 from live_memory.config import constants as C
+from live_memory.regular_file import read_regular
 
 __all__ = ["IgnoreRules"]
 
@@ -30,8 +31,7 @@ GITIGNORE = ".gitignore"
 
 def _spec_from(path: str) -> pathspec.GitIgnoreSpec | None:
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(C.WATCH_IGNORE_FILE_MAX_BYTES)
+        data = read_regular(path, C.WATCH_IGNORE_FILE_MAX_BYTES)  # a FIFO would block
     except OSError:
         return None
     lines = data.decode("utf-8", "replace").splitlines()

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-from tests.cli.conftest import cli
+from tests.cli.conftest import REPO, clean_env, cli
 from tests.plugin.capture_server import CaptureServer, Seen, closed_port
+from tests.support.fifo import plant_fifo
+from tests.support.server_process import ServerProcess
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -98,3 +103,61 @@ def test_an_explicit_config_file_wins(tmp_path: Path) -> None:
     argv = ["config", "set", "model=m2", "--config", str(chosen), "--server", down]
     assert cli(argv, _env(tmp_path)).code == 0
     assert json.loads(chosen.read_text()) == {"model": "m2"}
+
+
+def _config_set(
+    server: ServerProcess, pairs: list[str], **env: str
+) -> subprocess.CompletedProcess[str]:
+    """The real `live-memory config set` in its own process, against `server`."""
+    argv = [
+        sys.executable,
+        "-m",
+        "live_memory.cli",
+        "config",
+        "set",
+        *pairs,
+        "--server",
+        server.url,
+    ]
+    environ = clean_env(server.data_dir / "home", **env)
+    return subprocess.run(
+        argv, env=environ, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_config_set_refuses_what_the_next_start_could_not_use(tmp_path: Path) -> None:
+    fifo = plant_fifo(tmp_path / "pipe.log")
+    # An interpreter where `ray` cannot be imported, as without the extra: a None entry in
+    # sys.modules is how Python marks a module unimportable (find_spec then answers None).
+    no_ray = tmp_path / "no-ray"
+    no_ray.mkdir()
+    (no_ray / "sitecustomize.py").write_text("import sys\nsys.modules['ray'] = None\n")
+    with ServerProcess(tmp_path / "data", {}) as server:
+        kept = _config_set(server, ["model=kept"])
+        assert kept.returncode == 0, kept.stderr
+        config_file = server.data_dir / "config.json"
+        before = config_file.read_bytes()
+        refusals = {
+            "LIVE_MEMORY_BACKEND": _config_set(
+                server, ["backend=ray"], PYTHONPATH=f"{no_ray}{os.pathsep}{REPO}"
+            ),
+            "LIVE_MEMORY_LOG_FILE": _config_set(server, ["log_file=/proc/self/mem"]),
+        }
+        for variable, bad in (
+            ("LIVE_MEMORY_LOG_FILE", f"log_file={fifo}"),
+            ("LIVE_MEMORY_LOG_FILE", f"log_file={tmp_path}"),  # a directory
+            ("LIVE_MEMORY_INSIGHTS_ROOT", "insights_root=/sys/kernel/insights"),
+            ("LIVE_MEMORY_INSIGHTS_ROOT", f"insights_root={fifo}"),
+        ):
+            refusals[f"{variable} ({bad})"] = _config_set(server, [bad])
+        for variable, refused in refusals.items():
+            assert refused.returncode == 2, (variable, refused.stdout, refused.stderr)
+            assert variable.split()[0] in refused.stderr, refused.stderr
+            assert "is unchanged" in refused.stderr
+        assert "pip install 'live-memory[ray]'" in refusals["LIVE_MEMORY_BACKEND"].stderr
+        assert config_file.read_bytes() == before
+        assert server.request("GET", "/health").status_code == 200
+        # The same check passes where the extra is there and the paths are usable.
+        usable = _config_set(server, ["backend=ray", f"log_file={tmp_path / 'logs' / 'lm.log'}"])
+        assert usable.returncode == 0, usable.stderr
+        assert json.loads(config_file.read_text())["backend"] == "ray"

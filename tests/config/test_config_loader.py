@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from live_memory.config import config_items, load_settings, write_config
 from live_memory.config.variables import VARIABLES
 from live_memory.errors import ConfigError
+from tests.support.fifo import plant_fifo, without_blocking
 
 
 def write_json(path: Path, content: object) -> Path:
@@ -222,3 +223,9 @@ def test_random_config_and_environment_only_ever_raise_config_error(
             return
         assert settings.compaction_floor < settings.compaction_threshold
         assert 1 <= settings.port <= 65535
+
+
+def test_a_config_file_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = plant_fifo(tmp_path / "data" / "config.json")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        without_blocking(lambda: load_settings(env_for(tmp_path)), fifo)

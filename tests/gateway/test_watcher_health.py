@@ -5,6 +5,7 @@ wait up to 5 s and answer 504), and a workspace re-validates its window on a sto
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from concurrent.futures import Future
@@ -14,6 +15,7 @@ import pytest
 
 from live_memory.actors.message import GetStats, Revalidate, Route, WatchRoot
 from live_memory.actors.watchdog import WatchdogActor
+from live_memory.config import constants as C
 from live_memory.config import load_settings
 from live_memory.gateway.service import LiveMemoryService
 from tests.support.repo import make_repo
@@ -137,4 +139,59 @@ def test_an_edit_before_the_watches_are_placed_still_reaches_the_index(
             symbols.release(repo)
     finally:
         release.set()
+        asyncio.run(service.shutdown(grace_s=1.0))
+
+
+def test_health_reports_a_watcher_stuck_on_one_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n"})
+    busy, release = _hold_watches(monkeypatch)
+    monkeypatch.setattr(C, "WATCH_STUCK_AFTER_S", 0.0)  # any time on one message is too long
+    service = _os_watched_service(tmp_path)
+    try:
+        assert service.watcher is not None
+        service.watcher.tell(WatchRoot(str(repo)))
+        assert busy.wait(WAIT_S)
+        stuck = asyncio.run(asyncio.wait_for(service.health(), timeout=WAIT_S))
+        assert stuck["status"] == "degraded"
+        watcher = stuck["watcher"]
+        assert isinstance(watcher, dict)
+        assert "WatchRoot" in str(watcher["degraded_reason"])
+        assert "no edit in any workspace is seen" in str(watcher["degraded_reason"])
+        release.set()
+        deadline = time.monotonic() + WAIT_S
+        while service.watcher_board.read()["roots"] != 1:  # placed, then published
+            assert time.monotonic() < deadline, "the released watcher never placed the root"
+            time.sleep(0.02)  # polling the published status; there is no event to wait on
+        monkeypatch.setattr(C, "WATCH_STUCK_AFTER_S", WAIT_S)
+        healthy = asyncio.run(asyncio.wait_for(service.health(), timeout=WAIT_S))
+        assert healthy["status"] == "no_provider"  # not degraded: the watcher moved on
+        assert healthy["watcher"]["degraded_reason"] is None  # type: ignore[index]
+    finally:
+        release.set()
+        asyncio.run(service.shutdown(grace_s=1.0))
+
+
+def test_fifo_ignore_files_never_block_the_watcher_and_other_roots_are_still_watched(
+    tmp_path: Path,
+) -> None:
+    hostile = make_repo(tmp_path / "hostile", {"src/a.py": "a = 1\n"})
+    os.mkfifo(hostile / "src" / ".gitignore")  # no writer ever comes: open() would wait
+    exclude = hostile / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(exist_ok=True)
+    exclude.unlink(missing_ok=True)
+    os.mkfifo(exclude)
+    plain = make_repo(tmp_path / "plain", {"b.py": "b = 1\n"})
+    service = _os_watched_service(tmp_path)
+    try:
+        assert service.watcher is not None
+        service.watcher.tell(WatchRoot(str(hostile)))
+        service.watcher.tell(WatchRoot(str(plain)))
+        # git itself still waits on the FIFO until the watcher's git deadline kills it.
+        deadline = time.monotonic() + C.WATCH_GIT_TIMEOUT_S + WAIT_S * 3
+        while service.watcher_board.read()["roots"] != 2:
+            assert time.monotonic() < deadline, "the watcher never got past the FIFO"
+            time.sleep(0.05)  # polling the published status; there is no event to wait on
+    finally:
         asyncio.run(service.shutdown(grace_s=1.0))

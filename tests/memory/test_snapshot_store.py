@@ -10,13 +10,14 @@ import signal
 import stat
 import threading
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 
 from live_memory.errors import SnapshotError
+from live_memory.memory import snapshot_store
 from live_memory.memory.snapshot_store import SnapshotStore
+from tests.support.fifo import plant_fifo, without_blocking
 
 ROOT = Path("/home/dev/projects/My Repo")
 OTHER = Path("/home/dev/projects/other")
@@ -216,28 +217,14 @@ def test_listing_reads_only_the_head_of_the_pages_files(
     store = SnapshotStore(tmp_path / "workspaces")
     for i in range(30):
         store.save(Path(f"/w/{i}"), {"blob": "y" * 100_000})
-    opened: list[int] = []
-    real_open = Path.open
+    opened: list[int | None] = []
+    real_read = snapshot_store.read_regular
 
-    class Counting:
-        def __init__(self, handle: Any) -> None:
-            self.handle = handle
+    def counting_read(path: Path, max_bytes: int | None = None, **options: bool) -> bytes:
+        opened.append(max_bytes)
+        return real_read(path, max_bytes, **options)
 
-        def __enter__(self) -> Counting:
-            return self
-
-        def __exit__(self, *exc: object) -> None:
-            self.handle.close()
-
-        def read(self, size: int = -1) -> bytes:
-            opened.append(size)
-            data: bytes = self.handle.read(size)
-            return data
-
-    def counting_open(self: Path, *args: Any, **kwargs: Any) -> Counting:
-        return Counting(real_open(self, *args, **kwargs))
-
-    monkeypatch.setattr(Path, "open", counting_open)
+    monkeypatch.setattr(snapshot_store, "read_regular", counting_read)
     page, total = store.page_of_roots(10, 5)
     assert (len(page), total) == (5, 30)
     assert opened == [8192] * 5  # five heads, no whole file
@@ -318,3 +305,12 @@ def test_a_save_during_a_settle_waits_for_no_fsync_and_is_settled_by_its_own(
     assert not store.path_for(ROOT).exists()
     store.settle(ROOT)
     assert orjson.loads(store.path_for(ROOT).read_bytes())["state"] == {"n": 2}
+
+
+def test_a_fifo_in_place_of_a_snapshot_is_quarantined_without_blocking(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    for fifo in (plant_fifo(store.path_for(ROOT)), plant_fifo(store.unsettled_path_for(ROOT))):
+        assert without_blocking(lambda: store.load(ROOT), fifo) is None
+    assert len(quarantined(store)) == 2
+    store.save(ROOT, {"n": 1})
+    assert store.load(ROOT) == {"n": 1}

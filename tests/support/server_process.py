@@ -107,7 +107,8 @@ class ServerProcess:
         return int(self.proc.returncode)
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        return loopback.request(method, f"{self.url}{path}", timeout=60, **kwargs)
+        kwargs.setdefault("timeout", 60)
+        return loopback.request(method, f"{self.url}{path}", **kwargs)
 
     def __enter__(self) -> ServerProcess:
         return self.start()

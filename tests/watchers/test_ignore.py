@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from live_memory.watchers import WatchedRoot
+from live_memory.watchers.ignore import IgnoreRules
 from live_memory.watchers.repos import RepoSet
+from tests.support.fifo import plant_fifo, without_blocking
 from tests.support.repo import git, make_repo
 
 PATHS = [
@@ -113,3 +115,16 @@ def test_edited_rule_files_are_reloaded(tmp_path: Path) -> None:
     exclude.write_text("*.py\n", encoding="utf-8")
     assert watched.repos.top.rules.refresh_base()
     assert watched.repos.ignored("new file with spaces.py")
+
+
+def test_fifo_rule_files_are_skipped_without_blocking(tmp_path: Path) -> None:
+    # git itself is not asked here: it blocks on such a FIFO until its deadline kills it
+    # (gateway/test_watcher_health.py runs the whole watcher against one).
+    root = _repo(tmp_path)
+    fifos = (
+        plant_fifo(root / "src" / ".gitignore"),
+        plant_fifo(root / ".git" / "info" / "exclude"),
+    )
+    rules = without_blocking(lambda: IgnoreRules(str(root), info_exclude=str(fifos[1])), *fifos)
+    assert not without_blocking(lambda: rules.load_dir("src"), *fifos)  # no rules from it
+    assert without_blocking(lambda: rules.ignored("debug.log"), *fifos)  # the top's still hold
