@@ -678,3 +678,47 @@ def test_a_slow_client_gets_408_and_the_server_stays_available(tmp_path: Path) -
         assert b"LIVE_MEMORY_REQUEST_TIMEOUT_S" in reply
         data = tmp_path / "data"
         assert (data / "usage.sqlite3").stat().st_mode & 0o077 == 0
+
+
+def test_a_long_single_token_question_and_fact_leave_the_server_answering(
+    repo: Path, tmp_path: Path
+) -> None:
+    # The fact keys' patterns were quadratic on one token and held the interpreter lock: a
+    # 20 KB token stalled /health 7 s, a 60 KB fact timed it out, a 100 KB one took minutes.
+    held = threading.Event()  # the question waits at the model: /health is asked during it
+    stop = threading.Event()
+    probes: list[int] = []
+
+    def probe(url: str) -> None:
+        while not stop.is_set():  # a stalled server fails here (read timeout), not by timing
+            probes.append(loopback.get(f"{url}/health", timeout=30).status_code)
+
+    with FakeProvider() as fake:
+        env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_MAX_QUESTION_CHARS": "200000"}
+        with ServerProcess(tmp_path / "data", env) as server:
+            fake.responder = lambda recorded: Text("warm")
+            _warm(server.url, repo)
+            before = len(fake.requests)
+            fake.responder = lambda recorded: Text("answered", hold=held)
+            replies: list[httpx.Response] = []
+            asking = threading.Thread(
+                target=lambda: replies.append(_ask(server.url, repo, "aA_1" * 25_000))
+            )
+            prober = threading.Thread(target=probe, args=(server.url,))
+            prober.start()
+            asking.start()
+            try:
+                # Its keys (symbol look-up, fact search) are taken before the model is called.
+                fake.wait_for_requests(before + 1, timeout_s=120)
+                fact = {"cwd": str(repo), "facts": [{"text": "a" * 60_000}]}
+                imported = loopback.post(f"{server.url}/api/import", json=fact, timeout=120)
+                assert imported.status_code == 200, imported.text
+                assert loopback.get(f"{server.url}/health", timeout=30).status_code == 200
+                assert asking.is_alive()  # all of it while the question was in flight
+            finally:
+                held.set()
+                asking.join(timeout=120)
+                stop.set()
+                prober.join(timeout=60)
+    assert [r.status_code for r in replies] == [200]
+    assert probes and set(probes) == {200}
