@@ -409,6 +409,67 @@ def test_an_unknown_workspace_on_stats_is_404_naming_it(
     assert str(never_seen) in _error(response)
 
 
+def _entries(cwd: str, transcript: Path) -> list[tuple[str, str, dict[str, Any]]]:
+    """Every route that names a workspace, with a body (or query) naming `cwd`."""
+    event = {"path": "etc/shadow", "kind": "read", "content": "root:x:0:0\n"}
+    return [
+        ("POST", "/api/ask", {"json": {"cwd": cwd, "question": "hi"}}),
+        ("POST", "/notify", {"json": {"cwd": cwd, "events": [event]}}),
+        ("GET", "/stats", {"params": {"cwd": cwd}}),
+        ("POST", "/reset", {"json": {"cwd": cwd}}),
+        ("POST", "/clear", {"json": {"cwd": cwd}}),
+        ("POST", "/api/import", {"json": {"cwd": cwd, "facts": [{"text": "a fact"}]}}),
+        ("GET", "/api/export", {"params": {"cwd": cwd}}),
+        (
+            "POST",
+            "/api/enqueue",
+            {"json": {"cwd": cwd, "session_id": "s", "transcript_path": str(transcript)}},
+        ),
+    ]
+
+
+def test_a_root_that_is_slash_or_a_home_is_refused_on_every_entry_and_creates_nothing(
+    shared_fake: FakeProvider, served: ServerProcess, tmp_path: Path
+) -> None:
+    # `--cwd /` indexed the whole disk (36.5k prompt tokens for "hi"), and the model of a
+    # server running as root could read /etc/shadow.
+    shared_fake.reset()
+    home = served.data_dir / "home"  # the server's $HOME
+    (home / "dotfiles").mkdir(exist_ok=True)
+    (home / ".git").mkdir(exist_ok=True)  # a repository at $HOME: dotfiles/ maps to $HOME
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("{}\n", encoding="utf-8")
+    workspaces = served.data_dir / C.SNAPSHOT_DIR_NAME
+    before = sorted(workspaces.iterdir()) if workspaces.exists() else []
+    known = loopback.get(f"{served.url}/health", timeout=10).json()["workspaces_active"]
+    for cwd in ("/", str(home), str(home / "dotfiles"), str(served.data_dir)):
+        for method, path, arguments in _entries(cwd, transcript):
+            response = loopback.request(method, f"{served.url}{path}", timeout=30, **arguments)
+            assert response.status_code == 403, (cwd, path, response.text)
+            assert "LIVE_MEMORY_ALLOWED_ROOTS" in _error(response), (cwd, path)
+        banner = loopback.get(f"{served.url}/api/banner", params={"cwd": cwd}, timeout=30)
+        assert "LIVE_MEMORY_ALLOWED_ROOTS" in banner.json()["banner"]
+        result = asyncio.run(_mcp_call(served.url, {}, {"question": "hi", "cwd": cwd}))
+        assert result.is_error and "LIVE_MEMORY_ALLOWED_ROOTS" in result.content[0].text
+    assert shared_fake.requests == []  # no model call
+    assert (sorted(workspaces.iterdir()) if workspaces.exists() else []) == before
+    health = loopback.get(f"{served.url}/health", timeout=10).json()
+    assert health["workspaces_active"] == known
+
+
+def test_a_broad_root_named_in_allowed_roots_is_served(fake: FakeProvider, tmp_path: Path) -> None:
+    home = tmp_path / "data" / "home"
+    env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_ALLOWED_ROOTS": str(home)}
+    fake.responder = lambda recorded: Text("served")
+    with AppServer(tmp_path / "data", env) as server:
+        shown = server.request("GET", "/config").json()["settings"]["allowed_roots"]
+        assert shown == [str(home.resolve())]
+        assert server.request("POST", "/clear", json={"cwd": str(home)}).status_code == 200
+        assert _ask(server.url, home, "hi").json()["answer"].startswith("served")
+        above = server.request("POST", "/clear", json={"cwd": str(tmp_path / "data")})
+        assert above.status_code == 403  # the named root only
+
+
 def test_enqueue_refuses_a_transcript_that_is_not_a_regular_file(
     served: ServerProcess, fresh: Path, tmp_path: Path
 ) -> None:
