@@ -6,6 +6,7 @@ LiveMemoryError
 │   ├── RequestTimeout          the body did not arrive in time (408)
 │   ├── ClientGone              the client disconnected; its work was cancelled (499)
 │   ├── InvalidCwd              cwd is relative, missing or not a directory
+│   │   └── RefusedRoot         its root is /, a home directory or above one (403)
 │   ├── UnknownWorkspace        no live state and no snapshot for that workspace (404)
 │   ├── PayloadTooLarge         a body or field is over its limit (413)
 │   ├── Busy                    the admission queue is full (429)
@@ -46,6 +47,7 @@ __all__ = [
     "ProviderAuthError",
     "ProviderBadResponse",
     "ProviderError",
+    "RefusedRoot",
     "RequestTimeout",
     "ShuttingDown",
     "SnapshotError",
@@ -78,6 +80,10 @@ class ClientGone(InputError):
 
 class InvalidCwd(InputError):
     """The cwd is not an absolute path to an existing directory."""
+
+
+class RefusedRoot(InvalidCwd):
+    """The workspace root is too broad to serve (LIVE_MEMORY_ALLOWED_ROOTS may allow it)."""
 
 
 class UnknownWorkspace(InputError):

@@ -6,6 +6,7 @@ index thread), so notifications and commits never wait on a parse.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,6 +19,7 @@ from live_memory.workspace import FileEvent
 __all__ = [
     "TeedMemo",
     "core_map_of",
+    "discard_index",
     "index_covers",
     "index_events",
     "index_paths",
@@ -25,6 +27,8 @@ __all__ = [
     "release_index",
     "retrievers_of",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 def open_index(services: Services, path: Path) -> WorkspaceIndex | None:
@@ -43,6 +47,19 @@ def release_index(services: Services, index: WorkspaceIndex | None) -> None:
     symbols = services.stores.symbols
     if symbols is not None and index is not None:
         symbols.release(index.root)
+
+
+def discard_index(services: Services, index: WorkspaceIndex | None) -> None:
+    """Release `index` and delete its database (`empty`); a file that cannot be deleted
+    is logged, not raised: the memory is wiped either way."""
+    symbols = services.stores.symbols
+    if symbols is None or index is None:
+        return
+    try:
+        if not symbols.discard(index):
+            logger.warning("symbol index of %s is shared: kept", index.root)
+    except OSError:
+        logger.exception("symbol index of %s could not be deleted", index.root)
 
 
 class TeedMemo:

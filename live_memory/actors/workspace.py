@@ -196,6 +196,8 @@ class WorkspaceActor(Actor, EffectRunner):
                 self.event(lambda: state.wipe(now))
                 if isinstance(message, Reset):
                     self.load_workspace()
+                else:  # `empty` leaves nothing of the workspace on disk (20-33 MB indexes)
+                    self.drop_index()
                 resolve(message.reply, self.stats())
             case IdleCheck():
                 self.event(lambda: state.tick(now, message.idle_after_s))

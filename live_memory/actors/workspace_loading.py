@@ -14,7 +14,7 @@ from pathlib import Path
 
 from live_memory.actors import background
 from live_memory.actors.fork import Fork
-from live_memory.actors.symbol_shell import core_map_of, open_index
+from live_memory.actors.symbol_shell import core_map_of, discard_index, open_index
 from live_memory.agent import Services, resident_facts, stable_tree, store_learnt
 from live_memory.config import constants as C
 from live_memory.index import WorkspaceIndex
@@ -133,6 +133,13 @@ class WorkspaceLoader:
         window.freeze()
         background.drain_transcripts(self)  # type: ignore[arg-type]
 
+    def drop_index(self) -> None:
+        """Delete the workspace's symbol index (`empty`); the next question opens a new one,
+        whose first pass rebuilds it (`ensure_tree`). Tools go on without one until then."""
+        discard_index(self.services, self.symbols)
+        self.symbols = None
+        self._configure(self.services)
+
     def ensure_tree(self) -> None:
         """Built when the first question needs it, not at activation: walking a huge root
         must not hold up notifications, stats or wipes. Rebuilt after the watcher saw HEAD
@@ -140,6 +147,10 @@ class WorkspaceLoader:
         when no fork carries the old one, together with a freeze (a new tree and core map
         change the stable prefix)."""
         state = self.state
+        if self.symbols is None and self.services.stores.symbols is not None:  # dropped
+            self.symbols = open_index(self.services, self.path)
+            self.map_partial = False
+            self._configure(self.services)
         index = self.symbols
         map_behind = self.map_partial and index is not None and index.complete
         rebuild = (state.tree_stale or map_behind) and not state.in_flight

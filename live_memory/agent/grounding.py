@@ -52,8 +52,11 @@ UNVERIFIED_NOTE: Final = (
 )
 
 _BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
-_CAMEL = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b")
-_SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b")
+# Bounded, and CamelCase without a nested repeat: `(?:[A-Z][A-Za-z0-9]*)+\b` tried every way
+# of splitting a run of capitals when the run ended in `_` (exponential: 24 capitals, 1 s).
+_N: Final = C.MAX_IDENTIFIER_CHARS
+_CAMEL = re.compile(rf"\b[A-Z][a-z0-9]{{1,{_N}}}[A-Z][A-Za-z0-9]{{0,{_N}}}\b")
+_SNAKE = re.compile(rf"\b[A-Za-z][A-Za-z0-9]{{0,{_N}}}_[A-Za-z0-9_]{{1,{_N}}}\b")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _DEFINITION = r"(class|def|function|func|fn|interface|struct|type|const|let|var|enum)\s+"
 
@@ -82,8 +85,9 @@ def search_terms(question: str, answer: str) -> list[str]:
     backticked names, CamelCase and snake_case words; a dotted name's last part."""
     terms: list[str] = []
     for text in (question, answer):
-        found = [m.group(1) for m in _BACKTICKED.finditer(text)]
-        found += _CAMEL.findall(text) + _SNAKE.findall(text)
+        end = C.MAX_KEY_SCAN_CHARS
+        found = [m.group(1) for m in _BACKTICKED.finditer(text, 0, end)]
+        found += _CAMEL.findall(text, 0, end) + _SNAKE.findall(text, 0, end)
         for raw in found:
             if "/" in raw or raw.endswith((".py", ".md", ".ts", ".js")):
                 continue  # a path, not a symbol

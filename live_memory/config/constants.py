@@ -463,6 +463,10 @@ SYMBOL_LOOKUP_MAX_NAMES: Final = 12
 SYMBOL_FIND_MEMO_MAX: Final = 256  # question look-ups (6 rows at most each) an index remembers
 SYMBOL_LOOKUP_MAX_HITS: Final = 24
 SYMBOL_LOOKUP_PER_NAME: Final = 6
+# A longer token of a question, fact or answer names no identifier (fact keys, symbol lookup,
+# grounding): it is skipped whole, so no pattern walks it more than a bounded distance.
+MAX_IDENTIFIER_CHARS: Final = 256
+MAX_KEY_SCAN_CHARS: Final = 32_768  # of a question or fact, the part names are looked for in
 FIND_SYMBOL_DEFAULT_LIMIT: Final = 50
 OUTLINE_MAX_ENTRIES: Final = 400
 # --- local model servers: probe, streaming, measured speed (docs/LOCAL_MODELS.md) ----------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -248,6 +249,11 @@ def _build(
     for key in PATH_KEYS - {"data_dir"}:
         if key in values:
             values[key] = _anchor(str(values[key]), home, data_dir, label(key))
+    allowed = values.get("allowed_roots", ())
+    assert isinstance(allowed, tuple)
+    values["allowed_roots"] = tuple(
+        os.path.realpath(_anchor(raw, home, None, label("allowed_roots"))) for raw in allowed
+    )
 
     api_key = values.get("api_key")
     base_url = values.get("base_url")
@@ -281,6 +287,7 @@ def _build(
         summary_model=values.get("summary_model", model),
         config_file=config_file,
         timeout_explicit="default_timeout_s" in merged,
+        home_dir=Path(os.path.realpath(home)),
     )
     kwargs: dict[str, Any] = values
     return Settings(**kwargs)

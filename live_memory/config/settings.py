@@ -67,6 +67,10 @@ class Settings:
     """inotify watches all roots together may use (also capped at a share of the user's limit)."""
     canonicalize_workspace: bool = True
     repo_root_mode: RepoRootMode = "nearest"
+    allowed_roots: tuple[str, ...] = ()
+    """Resolved directories served although they are `/`, a home directory or above one."""
+    home_dir: Path | None = None
+    """The server user's home ($HOME, resolved): a workspace root at or above it is refused."""
     log_level: str = C.DEFAULT_LOG_LEVEL
     log_file: Path | None = None
     price_input: float | None = None

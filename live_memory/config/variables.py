@@ -207,6 +207,23 @@ def _host_names(raw: object, label: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _roots(raw: object, label: str) -> tuple[str, ...]:
+    """Absolute directories (or `~/...`), comma-separated or a JSON list; the loader anchors
+    and resolves them."""
+    items = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(items, list):
+        raise ConfigError(f"{label} must be comma-separated absolute directories, got {show(raw)}")
+    roots: list[str] = []
+    for item in items:
+        text = item.strip() if isinstance(item, str) else None
+        if text == "":
+            continue
+        if text is None or "\x00" in text or not text.isprintable() or text[0] not in "/~":
+            raise ConfigError(f"{label} must list absolute directories, got {show(item)}")
+        roots.append(text)
+    return tuple(roots)
+
+
 def _path(raw: object, label: str) -> str:
     if isinstance(raw, str) and raw.strip() and "\x00" not in raw and raw.isprintable():
         return raw.strip()
@@ -263,6 +280,7 @@ VARIABLES: Final[dict[str, Parser]] = {
     "watch_max_total": _integer(1, None),
     "canonicalize_workspace": _boolean,
     "repo_root_mode": _choice("nearest", "outermost"),
+    "allowed_roots": _roots,
     "log_level": _choice("debug", "info", "warning", "error", "critical"),
     "log_file": _path,
     "price_input": _number(0.0),

@@ -15,6 +15,7 @@ from live_memory.errors import (
     NoProviderConfigured,
     PayloadTooLarge,
     ProviderError,
+    RefusedRoot,
     RequestTimeout,
     ShuttingDown,
     StorageFull,
@@ -29,6 +30,7 @@ __all__ = ["error_payload", "error_response", "status_for"]
 logger = logging.getLogger(__name__)
 
 _STATUS: tuple[tuple[type[BaseException], int], ...] = (
+    (RefusedRoot, 403),
     (UnknownWorkspace, 404),
     (UnknownJob, 404),
     (PayloadTooLarge, 413),

@@ -29,7 +29,7 @@ from live_memory.actors import (
 from live_memory.agent import QuestionProgress, clamp_answer_tokens
 from live_memory.config import canonical_workspace
 from live_memory.config import constants as C
-from live_memory.errors import LiveMemoryError, ShuttingDown, UnknownWorkspace
+from live_memory.errors import LiveMemoryError, RefusedRoot, ShuttingDown, UnknownWorkspace
 from live_memory.gateway import ask_arguments
 from live_memory.gateway.bodies import import_body, transcript_body
 from live_memory.gateway.notify_parse import parse_notify
@@ -54,7 +54,8 @@ class LiveMemoryService(ServerSide):
         """
         text = ask_arguments.question(question, self.settings.max_question_chars)
         where = ask_arguments.cwd(cwd)
-        canonical_workspace(where, canonicalize=False)  # fail fast: relative, missing, file
+        # Fail fast: relative, missing, a file, `/` or a home directory.
+        canonical_workspace(where, self.settings, canonicalize=False)
         requested = ask_arguments.answer_tokens(max_answer_tokens)
         tokens = clamp_answer_tokens(requested, self.settings.max_answer_tokens)
         if self.closing:
@@ -160,13 +161,7 @@ class LiveMemoryService(ServerSide):
         Raises InputError / TranscriptError (422) for a bad body or unreadable transcript.
         """
         cwd, session, path = transcript_body(body)
-        settings = self.settings
-        root = await self.blocking.run(
-            canonical_workspace,
-            cwd,
-            canonicalize=settings.canonicalize_workspace,
-            mode=settings.repo_root_mode,
-        )
+        root = await self.blocking.run(canonical_workspace, cwd, self.settings)
         digest = await self.blocking.run(
             digest_transcript, Path(path), max_chars=C.TRANSCRIPT_DIGEST_MAX_CHARS, root=root
         )
@@ -194,6 +189,7 @@ class LiveMemoryService(ServerSide):
         health = await self.health()
         stats: dict[str, object] | None = None
         described: dict[str, object] = {"summary": None}
+        refused: str | None = None
         if isinstance(cwd, str) and cwd:
             try:
                 stats = await self.stats(cwd)
@@ -201,9 +197,14 @@ class LiveMemoryService(ServerSide):
                     described = await self._call(
                         cwd, lambda r: DescribeMemory(C.SESSION_SUMMARY_MAX_CHARS, r)
                     )
+            except RefusedRoot as exc:  # the session should know it gets no answers here
+                refused = str(exc)
             except LiveMemoryError:
                 stats = None
         line = health_banner(
-            health, stats, server_url=f"http://{self.settings.host}:{self.settings.port}"
+            health,
+            stats,
+            server_url=f"http://{self.settings.host}:{self.settings.port}",
+            refused=refused,
         )
         return {"banner": line, "summary": described.get("summary")}

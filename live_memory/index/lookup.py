@@ -121,15 +121,16 @@ def _identifier_like(word: str) -> bool:
 
 
 def question_names(question: str) -> list[str]:
-    """Candidate symbol names of `question`, most specific first, at most MAX_NAMES."""
+    """Candidate symbol names of `question`, most specific first, at most MAX_NAMES; from
+    its first MAX_KEY_SCAN_CHARS, none longer than MAX_IDENTIFIER_CHARS."""
     strong: dict[str, None] = {}
     weak: dict[str, None] = {}
-    for match in _BACKTICKED.finditer(question):
+    for match in _BACKTICKED.finditer(question, 0, C.MAX_KEY_SCAN_CHARS):
         for word in _WORD.findall(match.group(1).rstrip("()")):
             strong.setdefault(word, None)
-    for found in _WORD.findall(question):
+    for found in _WORD.findall(question, 0, C.MAX_KEY_SCAN_CHARS):
         word = found.strip(".")
-        if len(word) < 3 or word.lower() in _STOPWORDS:
+        if not 3 <= len(word) <= C.MAX_IDENTIFIER_CHARS or word.lower() in _STOPWORDS:
             continue
         (strong if _identifier_like(word) else weak).setdefault(word, None)
     names = list(strong) + [w for w in weak if w not in strong]

@@ -111,6 +111,20 @@ class SymbolIndexes:
         if index is not None:
             index.store.close()
 
+    def discard(self, index: WorkspaceIndex) -> bool:
+        """`empty`: release `index` and delete its database, which its last `release` would
+        only close; its work waiting or under way ends as at passivation. An index another
+        user still holds (an incarnation that started before the last one stopped) is only
+        released: False."""
+        key = str(index.root)
+        with self._cond:
+            shared = self._users.get(key, 0) > 1 or self._open.get(key) is not index
+        self.release(index.root)
+        if shared:
+            return False
+        index.store.delete()
+        return True
+
     def recheck(self, index: WorkspaceIndex) -> None:
         """Look at every file again, from the start: files came or went in bulk, or a change
         made before the OS watcher's watches were in place reached no one, and a pass may

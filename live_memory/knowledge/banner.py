@@ -7,8 +7,9 @@ Exact wording (segments joined by " · "), healthy, degraded (warnings first) an
     live-memory: server not running at http://127.0.0.1:7711 — start it with `live-memory serve`
 
 Segments and where they come from:
-- warnings: `⚠ N transcript(s) failed` from `health["transcripts"]["failed"]` when > 0, and
-  `⚠ no model provider configured` when `health["status"] == "no_provider"`;
+- warnings: `⚠ <why>` when the workspace's root is refused (`/`, a home directory or above
+  one: `refused`), `⚠ N transcript(s) failed` from `health["transcripts"]["failed"]` when
+  > 0, and `⚠ no model provider configured` when `health["status"] == "no_provider"`;
 - `N question(s) today` and the cost from `health["usage_today"]` (`questions`, `cost_usd`);
   cost has two decimals, and a non-zero amount under half a cent shows as `<$0.01`;
 - `window P%` from `stats_summary["context"]["fill_pct"]` (the `/stats?cwd=` JSON), rounded;
@@ -38,9 +39,11 @@ def health_banner(
     stats_summary: Mapping[str, object] | None,
     *,
     server_url: str = _DEFAULT_URL,
+    refused: str | None = None,
 ) -> str:
     """The banner for `health` (the `/health` JSON, None when the server did not answer) and
-    `stats_summary` (the `/stats?cwd=` JSON of this workspace, None when unknown)."""
+    `stats_summary` (the `/stats?cwd=` JSON of this workspace, None when unknown); `refused`
+    says why that workspace's root is not served."""
     if health is None:
         return (
             f"{BANNER_PREFIX}server not running at {server_url} — start it with `live-memory serve`"
@@ -48,7 +51,7 @@ def health_banner(
     transcripts = _mapping(health.get("transcripts"))
     usage = _mapping(health.get("usage_today"))
     context = _mapping(stats_summary.get("context")) if stats_summary is not None else {}
-    segments: list[str] = []
+    segments: list[str] = [f"⚠ {refused}"] if refused else []
     failed = _count(transcripts.get("failed"))
     if failed:
         segments.append(f"⚠ {_plural(failed, 'transcript')} failed")

@@ -75,6 +75,13 @@ class SqliteStore:
                 self._db.close()
                 self._db = None
 
+    def delete(self) -> None:
+        """Close the database for good and delete its files (the WAL and shared-memory files
+        too): once closed no call re-creates them. Raises OSError when one cannot be deleted."""
+        self.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+
     def __enter__(self) -> Self:
         return self
 

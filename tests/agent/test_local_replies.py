@@ -33,6 +33,7 @@ from tests.support.fakes import (
     WritesCall,
     recorded,
 )
+from tests.support.linearity import assert_linear
 
 QUESTION = "Question: Which class parses the command-line options, and in which file?"
 FIRST = "The class that parses the options is `OptionParser` from `src/click/parser.py`."
@@ -116,6 +117,13 @@ def test_search_terms_come_from_the_question_first_then_the_answer() -> None:
     assert search_terms("Which class parses options?", FIRST) == ["OptionParser"]
     assert search_terms("What does split_arg_string do?", "") == ["split_arg_string"]
     assert search_terms("What does this repo do?", "It parses things.") == []
+
+
+def test_search_terms_are_linear_on_one_long_token() -> None:
+    # "Aa" + 24 capitals + "_" took 1 s (each added capital doubled it): CamelCase's nested
+    # repeat tried every split of the run.
+    assert search_terms("Is Aa" + "A" * 40 + "_ here?", "") == []
+    assert_linear(lambda text: search_terms(text, text))
 
 
 @pytest.mark.parametrize(

@@ -54,6 +54,16 @@ def test_a_server_error_exits_1_with_its_message(real_server: AppServer, tmp_pat
     assert str(tmp_path) in result.err  # the server's error names the workspace
 
 
+def test_a_refused_root_exits_1_naming_the_setting_that_allows_it(
+    real_server: AppServer,
+) -> None:
+    home = str(real_server.data_dir / "home")  # the server's $HOME
+    for argv in (["ask", "hi", "--cwd", "/"], ["empty", "--cwd", home], ["stats", "--cwd", "/"]):
+        result = cli([*argv, "--server", real_server.url])
+        assert result.code == 1, argv
+        assert "LIVE_MEMORY_ALLOWED_ROOTS" in result.err and "(HTTP 403)" in result.err, argv
+
+
 @pytest.mark.parametrize(
     "argv",
     [

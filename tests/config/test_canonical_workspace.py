@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from live_memory.config import canonical_workspace
-from live_memory.errors import InvalidCwd
+from live_memory.config import Settings, canonical_workspace, load_settings
+from live_memory.config.canonical import refuse_broad_root
+from live_memory.errors import InvalidCwd, RefusedRoot
 
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=m"]
 
@@ -108,3 +109,36 @@ def test_broken_symlink_is_refused_as_missing(tmp_path: Path) -> None:
     link.symlink_to(tmp_path / "gone")
     with pytest.raises(InvalidCwd, match="does not exist"):
         canonical_workspace(str(link))
+
+
+def test_a_root_that_is_slash_a_home_or_above_one_is_refused_naming_the_setting(
+    tmp_path: Path,
+) -> None:
+    home = (tmp_path / "home").resolve()
+    (home / "project").mkdir(parents=True)
+    settings = load_settings({"HOME": str(home)})
+    for cwd in ("/", str(home), str(tmp_path)):
+        with pytest.raises(RefusedRoot, match="LIVE_MEMORY_ALLOWED_ROOTS"):
+            canonical_workspace(cwd, settings)
+    assert canonical_workspace(str(home / "project"), settings) == home / "project"
+    # A repository at the home directory makes every directory below it that root.
+    (home / ".git").mkdir()
+    with pytest.raises(RefusedRoot, match=f"{home} is a home directory"):
+        canonical_workspace(str(home / "project"), settings)
+    # Anyone's home, without touching the disk: /root, /home/*, /Users/* and above them.
+    for root in ("/root", "/home/alice", "/Users/bob", "/home", "/Users"):
+        with pytest.raises(RefusedRoot):
+            refuse_broad_root(Path(root), Settings())
+    refuse_broad_root(Path("/home/alice/src"), Settings())
+
+
+def test_the_allow_list_lets_a_named_broad_root_be_served(tmp_path: Path) -> None:
+    home = (tmp_path / "home").resolve()
+    home.mkdir()
+    environ = {"HOME": str(home), "LIVE_MEMORY_ALLOWED_ROOTS": "~, /"}
+    settings = load_settings(environ)
+    assert settings.allowed_roots == (str(home), "/")
+    assert canonical_workspace(str(home), settings) == home
+    assert canonical_workspace("/", settings) == Path("/")
+    with pytest.raises(RefusedRoot):  # named roots only, not what lies above them
+        canonical_workspace(str(tmp_path), settings)

@@ -42,7 +42,10 @@ def provider_env(fake: FakeProvider, wire: str) -> dict[str, str]:
 
 def ensure_workspace(url: str, repo: Path) -> None:
     """Create the workspace if the server has none for `repo` (a notification alone creates
-    nothing; a clear does, without a model call). Leaves an existing one untouched."""
+    nothing; an import does, without a model call: an empty one changes nothing, where a
+    clear would also drop the symbol index until the first question). Leaves an existing
+    one untouched."""
     stats = loopback.get(f"{url}/stats", params={"cwd": str(repo)}, timeout=30)
     if stats.status_code == 404:
-        loopback.post(f"{url}/clear", json={"cwd": str(repo)}, timeout=30).raise_for_status()
+        body = {"cwd": str(repo), "facts": []}
+        loopback.post(f"{url}/api/import", json=body, timeout=30).raise_for_status()

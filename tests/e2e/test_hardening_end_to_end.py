@@ -411,6 +411,67 @@ def test_an_unknown_workspace_on_stats_is_404_naming_it(
     assert str(never_seen) in _error(response)
 
 
+def _entries(cwd: str, transcript: Path) -> list[tuple[str, str, dict[str, Any]]]:
+    """Every route that names a workspace, with a body (or query) naming `cwd`."""
+    event = {"path": "etc/shadow", "kind": "read", "content": "root:x:0:0\n"}
+    return [
+        ("POST", "/api/ask", {"json": {"cwd": cwd, "question": "hi"}}),
+        ("POST", "/notify", {"json": {"cwd": cwd, "events": [event]}}),
+        ("GET", "/stats", {"params": {"cwd": cwd}}),
+        ("POST", "/reset", {"json": {"cwd": cwd}}),
+        ("POST", "/clear", {"json": {"cwd": cwd}}),
+        ("POST", "/api/import", {"json": {"cwd": cwd, "facts": [{"text": "a fact"}]}}),
+        ("GET", "/api/export", {"params": {"cwd": cwd}}),
+        (
+            "POST",
+            "/api/enqueue",
+            {"json": {"cwd": cwd, "session_id": "s", "transcript_path": str(transcript)}},
+        ),
+    ]
+
+
+def test_a_root_that_is_slash_or_a_home_is_refused_on_every_entry_and_creates_nothing(
+    shared_fake: FakeProvider, served: ServerProcess, tmp_path: Path
+) -> None:
+    # `--cwd /` indexed the whole disk (36.5k prompt tokens for "hi"), and the model of a
+    # server running as root could read /etc/shadow.
+    shared_fake.reset()
+    home = served.data_dir / "home"  # the server's $HOME
+    (home / "dotfiles").mkdir(exist_ok=True)
+    (home / ".git").mkdir(exist_ok=True)  # a repository at $HOME: dotfiles/ maps to $HOME
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("{}\n", encoding="utf-8")
+    workspaces = served.data_dir / C.SNAPSHOT_DIR_NAME
+    before = sorted(workspaces.iterdir()) if workspaces.exists() else []
+    known = loopback.get(f"{served.url}/health", timeout=10).json()["workspaces_active"]
+    for cwd in ("/", str(home), str(home / "dotfiles"), str(served.data_dir)):
+        for method, path, arguments in _entries(cwd, transcript):
+            response = loopback.request(method, f"{served.url}{path}", timeout=30, **arguments)
+            assert response.status_code == 403, (cwd, path, response.text)
+            assert "LIVE_MEMORY_ALLOWED_ROOTS" in _error(response), (cwd, path)
+        banner = loopback.get(f"{served.url}/api/banner", params={"cwd": cwd}, timeout=30)
+        assert "LIVE_MEMORY_ALLOWED_ROOTS" in banner.json()["banner"]
+        result = asyncio.run(_mcp_call(served.url, {}, {"question": "hi", "cwd": cwd}))
+        assert result.is_error and "LIVE_MEMORY_ALLOWED_ROOTS" in result.content[0].text
+    assert shared_fake.requests == []  # no model call
+    assert (sorted(workspaces.iterdir()) if workspaces.exists() else []) == before
+    health = loopback.get(f"{served.url}/health", timeout=10).json()
+    assert health["workspaces_active"] == known
+
+
+def test_a_broad_root_named_in_allowed_roots_is_served(fake: FakeProvider, tmp_path: Path) -> None:
+    home = tmp_path / "data" / "home"
+    env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_ALLOWED_ROOTS": str(home)}
+    fake.responder = lambda recorded: Text("served")
+    with AppServer(tmp_path / "data", env) as server:
+        shown = server.request("GET", "/config").json()["settings"]["allowed_roots"]
+        assert shown == [str(home.resolve())]
+        assert server.request("POST", "/clear", json={"cwd": str(home)}).status_code == 200
+        assert _ask(server.url, home, "hi").json()["answer"].startswith("served")
+        above = server.request("POST", "/clear", json={"cwd": str(tmp_path / "data")})
+        assert above.status_code == 403  # the named root only
+
+
 def test_enqueue_refuses_a_transcript_that_is_not_a_regular_file(
     served: ServerProcess, fresh: Path, tmp_path: Path
 ) -> None:
@@ -680,3 +741,47 @@ def test_a_slow_client_gets_408_and_the_server_stays_available(tmp_path: Path) -
         assert b"LIVE_MEMORY_REQUEST_TIMEOUT_S" in reply
         data = tmp_path / "data"
         assert (data / "usage.sqlite3").stat().st_mode & 0o077 == 0
+
+
+def test_a_long_single_token_question_and_fact_leave_the_server_answering(
+    repo: Path, tmp_path: Path
+) -> None:
+    # The fact keys' patterns were quadratic on one token and held the interpreter lock: a
+    # 20 KB token stalled /health 7 s, a 60 KB fact timed it out, a 100 KB one took minutes.
+    held = threading.Event()  # the question waits at the model: /health is asked during it
+    stop = threading.Event()
+    probes: list[int] = []
+
+    def probe(url: str) -> None:
+        while not stop.is_set():  # a stalled server fails here (read timeout), not by timing
+            probes.append(loopback.get(f"{url}/health", timeout=30).status_code)
+
+    with FakeProvider() as fake:
+        env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_MAX_QUESTION_CHARS": "200000"}
+        with ServerProcess(tmp_path / "data", env) as server:
+            fake.responder = lambda recorded: Text("warm")
+            _warm(server.url, repo)
+            before = len(fake.requests)
+            fake.responder = lambda recorded: Text("answered", hold=held)
+            replies: list[httpx.Response] = []
+            asking = threading.Thread(
+                target=lambda: replies.append(_ask(server.url, repo, "aA_1" * 25_000))
+            )
+            prober = threading.Thread(target=probe, args=(server.url,))
+            prober.start()
+            asking.start()
+            try:
+                # Its keys (symbol look-up, fact search) are taken before the model is called.
+                fake.wait_for_requests(before + 1, timeout_s=120)
+                fact = {"cwd": str(repo), "facts": [{"text": "a" * 60_000}]}
+                imported = loopback.post(f"{server.url}/api/import", json=fact, timeout=120)
+                assert imported.status_code == 200, imported.text
+                assert loopback.get(f"{server.url}/health", timeout=30).status_code == 200
+                assert asking.is_alive()  # all of it while the question was in flight
+            finally:
+                held.set()
+                asking.join(timeout=120)
+                stop.set()
+                prober.join(timeout=60)
+    assert [r.status_code for r in replies] == [200]
+    assert probes and set(probes) == {200}

@@ -4,6 +4,7 @@ definition it names comes with path:line, and a docs-only workspace stays cold."
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.conftest import clean_env, cli
 from tests.e2e.conftest import ensure_workspace, provider_env
 from tests.support.app_server import AppServer
 from tests.support.fakes import FakeProvider, Text, ToolUse
@@ -168,3 +170,31 @@ def test_the_os_watcher_alone_keeps_the_index_current(fake: FakeProvider, tmp_pa
     assert "shout" in results[2] and "src/util/strings.py" not in results[2]  # renamed away
     assert "src/extra.py:2 [method] Registry.register" in results[3]
     assert "3 [function] yell" in results[4] and "shout" not in results[4]
+
+
+def test_empty_deletes_the_workspace_index_and_the_next_question_rebuilds_it(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    # `empty` wiped the memory but left the index database (20-33 MB) in data/index/.
+    repo = make_repo(tmp_path / "repo", FILES)
+    name = hashlib.sha256(str(repo.resolve()).encode()).hexdigest()[:16]
+    data = tmp_path / "data"
+    fake.responder = lambda recorded: Text("answered")
+    with AppServer(data, provider_env(fake, "anthropic")) as server:
+        ensure_workspace(server.url, repo)
+        assert _index_complete(server, repo)["files_indexed"] == 3
+        assert list((data / "index").glob(f"{name}.sqlite3*"))
+        env = clean_env(data / "home")
+        emptied = cli(["empty", "--cwd", str(repo), "--server", server.url], env)
+        assert emptied.code == 0, emptied.err
+        assert list((data / "index").glob(f"{name}*")) == []
+        assert (
+            server.request("GET", "/stats", params={"cwd": str(repo)}).json()["symbol_index"]
+            is None
+        )
+        is_error, text = call_tool(
+            server.url, "ask_live_memory", {"question": "Where is shout?", "cwd": str(repo)}
+        )
+        assert not is_error and text.startswith("answered"), text
+        assert _index_complete(server, repo)["files_indexed"] == 3  # rebuilt
+        assert (data / "index" / f"{name}.sqlite3").exists()

@@ -121,7 +121,8 @@ def test_an_edit_before_the_watches_are_placed_still_reaches_the_index(
     symbols = service.stores.symbols
     assert symbols is not None
     try:
-        asyncio.run(service.clear(str(repo)))  # activates the workspace: its pass starts
+        # An empty import activates the workspace, its pass starts (a clear drops the index).
+        asyncio.run(service.import_facts({"cwd": str(repo), "facts": []}))
         assert busy.wait(WAIT_S)
         index = symbols.open(repo, secret_patterns=())  # the workspace's own index
         try:

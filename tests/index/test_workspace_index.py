@@ -16,6 +16,7 @@ from live_memory.index import SymbolIndexes, WorkspaceIndex, question_names, ren
 from live_memory.index.lookup import lookup_symbols
 from live_memory.index.stat_memo import StatMemo
 from live_memory.index.store import SymbolRow
+from tests.support.linearity import assert_linear
 from tests.support.repo import make_repo
 
 SECRETS = (".env", ".env*", "*.pem")
@@ -156,6 +157,11 @@ def test_question_lookup_finds_the_definition_and_skips_what_the_prompt_holds(
     held = lookup_symbols(index, "where is load_config defined?", lambda line: True)
     assert held.found and held.lines == ()
     assert not lookup_symbols(index, "how does it work?", lambda line: False).found
+
+
+def test_question_names_are_linear_and_skip_a_token_longer_than_any_name() -> None:
+    assert_linear(question_names)
+    assert question_names("x_" * C.MAX_IDENTIFIER_CHARS + " and load_config") == ["load_config"]
 
 
 def test_the_wal_is_checkpointed_by_the_idle_index_thread_never_inside_an_update(
