@@ -20,6 +20,7 @@ __all__ = ["RESTART_KEYS", "config_report", "setting_source"]
 RESTART_KEYS: Final = frozenset(
     {
         "symbol_index",
+        "include_vendored",  # the tree, the index and the watches are built with it
         "host",
         "port",
         "data_dir",

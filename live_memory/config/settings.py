@@ -52,6 +52,9 @@ class Settings:
     keep_warm_max_idle_s: float = C.DEFAULT_KEEP_WARM_MAX_IDLE_S
     preload_globs: tuple[str, ...] = ()
     file_globs: tuple[str, ...] = ()
+    include_vendored: bool = False
+    """List vendored and generated directories (`node_modules`, `.venv`, `dist`…, see
+    `live_memory.vendored`) in the tree, the tools, the index and the watcher (restart)."""
     passive_ingestion: bool = True
     symbol_index: bool = True
     """Parse the workspace's source files into the structural index (restart to change)."""

@@ -235,6 +235,7 @@ VARIABLES: Final[dict[str, Parser]] = {
     "dashboard_stuck_actor_s": _number(0.0, lo_open=True),
     "preload_globs": _globs,
     "file_globs": _globs,
+    "include_vendored": _boolean,
     "passive_ingestion": _boolean,
     "symbol_index": _boolean,
     "max_held_bytes": _integer(0, None),

@@ -68,7 +68,12 @@ class SymbolIndexes:
 
     # --- workspaces ----------------------------------------------------------------------
     def open(
-        self, root: Path, *, secret_patterns: tuple[str, ...], file_globs: tuple[str, ...] = ()
+        self,
+        root: Path,
+        *,
+        secret_patterns: tuple[str, ...],
+        file_globs: tuple[str, ...] = (),
+        vendored: bool = False,
     ) -> WorkspaceIndex:
         """The workspace's index (opened once, counted per user), with its background pass
         scheduled. Every `open` is paired with one `release`."""
@@ -84,6 +89,7 @@ class SymbolIndexes:
                     store,
                     secret_patterns=secret_patterns,
                     file_globs=file_globs,
+                    vendored=vendored,
                     completed=Completion(self._completions),
                 )
                 self._open[key] = index

@@ -32,16 +32,18 @@ def build_directory_tree(
     *,
     secret_patterns: Sequence[str] = DEFAULT_SECRET_PATH_PATTERNS,
     file_globs: Sequence[str] = (),
+    vendored: bool = False,
 ) -> str:
     """An indented tree of the workspace's files, at most `max_chars` long.
 
     Secret files are left out; with `file_globs` only matching files are listed (see
-    `live_memory.path_glob`). When truncated, a closing note says how many files are not listed.
+    `live_memory.path_glob`); vendored directories only with `vendored`. When truncated, a
+    closing note says how many files are not listed.
     """
     scope = glob_set(tuple(file_globs))
     files = [
         path
-        for path in list_workspace_files(root)
+        for path in list_workspace_files(root, vendored=vendored)
         if not is_secret_path(path, secret_patterns) and (not file_globs or scope.matches(path))
     ]
     return render_tree(files, max_chars)
