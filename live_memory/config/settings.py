@@ -31,6 +31,9 @@ class Settings:
     """`anthropic`, `openai`, or None when nothing is configured (see `provider_problem`)."""
     base_url: str | None = None
     api_key: str | None = None
+    openai_extra_body: dict[str, object] | None = None
+    """A JSON object merged into every OpenAI-compatible request (answers, summaries,
+    keep-warm pings): the extra fields a gateway such as OpenRouter takes."""
     model: str = ""
     summary_model: str = ""
     max_context_tokens: int | None = None

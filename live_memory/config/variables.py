@@ -36,6 +36,8 @@ Parser = Callable[[object, str], object]
 _TRUE: Final = frozenset({"true", "1", "yes", "on"})
 _FALSE: Final = frozenset({"false", "0", "no", "off"})
 _SHOW_MAX: Final = 120
+_EXTRA_BODY_MAX_CHARS: Final = 16 * 1024  # an extra-body object is a few routing fields
+_EXTRA_BODY_RESERVED: Final = frozenset({"model", "messages", "tools", "stream", "stream_options"})
 
 
 def env_name(key: str) -> str:
@@ -188,6 +190,25 @@ def _globs(raw: object, label: str) -> tuple[str, ...]:
     return tuple(patterns)
 
 
+def _extra_body(raw: object, label: str) -> dict[str, object]:
+    """A JSON object merged into every OpenAI-compatible request (OpenRouter's `provider`,
+    `transforms`…); the fields the adapter itself sends cannot be replaced through it."""
+    value = raw
+    if isinstance(raw, str):
+        if len(raw) > _EXTRA_BODY_MAX_CHARS:
+            raise ConfigError(f"{label} must be at most {_EXTRA_BODY_MAX_CHARS} characters")
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise ConfigError(f"{label} must be a JSON object, got {show(raw)} ({exc})") from exc
+    if not isinstance(value, dict):
+        raise ConfigError(f"{label} must be a JSON object, got {show(raw)}")
+    reserved = sorted(_EXTRA_BODY_RESERVED.intersection(value))
+    if reserved:
+        raise ConfigError(f"{label} cannot set {', '.join(reserved)}: Live Memory sends those")
+    return value
+
+
 def _path(raw: object, label: str) -> str:
     if isinstance(raw, str) and raw.strip() and "\x00" not in raw and raw.isprintable():
         return raw.strip()
@@ -218,6 +239,7 @@ VARIABLES: Final[dict[str, Parser]] = {
     "provider": _choice(C.PROVIDER_ANTHROPIC, C.PROVIDER_OPENAI),
     "base_url": _url,
     "api_key": _secret,
+    "openai_extra_body": _extra_body,
     "model": _word,
     "summary_model": _word,
     "max_context_tokens": _integer(C.MIN_CONTEXT_TOKENS, None),
