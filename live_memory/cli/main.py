@@ -123,5 +123,5 @@ def _dispatch(
     if command == "reset":
         return commands.reset(inv, cwd)
     if command == "empty":
-        return commands.clear(inv, cwd)
+        return commands.clear_all(inv) if args.all_workspaces else commands.clear(inv, cwd)
     raise CommandFailed(f"unknown command {command!r}", ExitCode.USAGE)
