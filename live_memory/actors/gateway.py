@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from live_memory.actors.message import (
+    Clear,
+    ClearAll,
+    ClearAllStarted,
     Drain,
     IdleCheck,
     KeepWarmTick,
@@ -25,7 +28,8 @@ from live_memory.actors.message import (
     WatchRoot,
 )
 from live_memory.actors.passivation import ActiveWorkspaces, MakeRoom, PassivateIfIdle, StaysActive
-from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem
+from live_memory.actors.runtime import Actor, ActorDeadError, ActorRef, ActorSystem, resolve
+from live_memory.actors.stored_wipe import forget_stored
 from live_memory.actors.workspace import WorkspaceActor
 from live_memory.agent import Services
 from live_memory.config import ResolvedRoots
@@ -119,6 +123,8 @@ class GatewayActor(Actor):
                             "workspaces_admitted_over_cap": self.active.admitted_over_cap,
                         }
                     )
+            case ClearAll():
+                self._clear_all(message)
             case Drain():
                 self._drain(message)
             case _:
@@ -232,6 +238,29 @@ class GatewayActor(Actor):
             self.resolved.forget_root(root)
         for route in self.passivating.pop(root, []):
             self._route(route)
+
+    def _clear_all(self, message: ClearAll) -> None:
+        loaded: list[Future[dict[str, object]]] = []
+        keep = set(self.passivating)
+        for root in self.active:
+            reply: Future[dict[str, object]] = Future()
+            try:
+                ref = self.active.get(root)
+                assert ref is not None
+                ref.tell(Clear(reply))
+            except ActorDeadError:  # stopped on its own: what it left on disk goes below
+                continue
+            keep.add(root)
+            loaded.append(reply)
+        for root, queued in self.passivating.items():  # cleared by its next incarnation
+            loaded.append(Future())
+            queued.append(Route(root, Clear(loaded[-1])))
+        try:
+            stored = forget_stored(self.services, self.store, keep)
+        except (LiveMemoryError, OSError) as exc:
+            resolve(message.reply, error=exc)
+            return
+        resolve(message.reply, ClearAllStarted(tuple(loaded), stored))
 
     def _drain(self, drain: Drain) -> None:
         self.closing = True

@@ -16,6 +16,8 @@ __all__ = [
     "Answer",
     "Ask",
     "Clear",
+    "ClearAll",
+    "ClearAllStarted",
     "Commit",
     "CommitOutcome",
     "DescribeMemory",
@@ -135,6 +137,23 @@ class Clear:
     """Wipe memory and snapshot; preload happens lazily on the next question."""
 
     reply: Promise[dict[str, object]]
+
+
+@dataclass(frozen=True, slots=True)
+class ClearAll:
+    """To the gateway: wipe every known workspace. Loaded (and passivating) ones get `Clear`;
+    the stored ones (snapshot, facts, structural index) are deleted by the gateway itself,
+    where no activation can interleave."""
+
+    reply: Promise[ClearAllStarted]
+
+
+@dataclass(frozen=True, slots=True)
+class ClearAllStarted:
+    loaded: tuple[Promise[dict[str, object]], ...]
+    """The `Clear` replies of the loaded and passivating workspaces."""
+    stored: int
+    """Workspaces that were only on disk, now deleted there."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ def open_index(services: Services, path: Path) -> WorkspaceIndex | None:
         path,
         secret_patterns=tuple(settings.secret_path_patterns),
         file_globs=tuple(settings.file_globs),
+        vendored=settings.include_vendored,
     )
 
 

@@ -168,6 +168,7 @@ class WatchdogActor(Actor):
         state = WatchedRoot(
             root,
             file_globs=self.settings.file_globs,
+            vendored=self.settings.include_vendored,
             quiet_s=self._debounce_s,
             max_delay_s=self._max_delay_s,
             storm_paths=self._storm_paths,
@@ -224,7 +225,7 @@ class WatchdogActor(Actor):
         before = self.table.used_by(root)
         failure = None
         for start in sorted({""} if "" in starts else starts):
-            if start and entry.state.repos.ignored(start, is_dir=True):
+            if start and entry.state.skipped(start):
                 continue
             failure = place_watches(self._source, self.table, root, entry.state, start, report=True)
             if failure is not None:

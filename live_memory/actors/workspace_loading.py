@@ -59,6 +59,7 @@ class WorkspaceLoader:
             file_globs=settings.file_globs,
             max_output_chars=services.tool_output_chars,  # scaled with the window
             symbols=self.symbols,
+            vendored=settings.include_vendored,
         )
         self.ingestor = Ingestor(
             self.path,
@@ -129,6 +130,7 @@ class WorkspaceLoader:
             total_cap_bytes=min(C.PRELOAD_MAX_TOTAL_BYTES, floor_chars // 2),
             secret_patterns=settings.secret_path_patterns,
             held_cap=self.ingestor.max_held_bytes,
+            vendored=settings.include_vendored,
         )
         window.freeze()
         background.drain_transcripts(self)  # type: ignore[arg-type]

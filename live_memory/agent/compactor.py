@@ -72,7 +72,8 @@ def core_map_chars(services: Services) -> int:
 def stable_tree(root: Path, services: Services, core_map: CoreMap | None = None) -> str:
     """The stable prefix's workspace part: the directory tree, then the core map. Built only
     when the tree is (first question, HEAD moved, compaction), so the prefix stays stable."""
-    tree = build_directory_tree(root, tree_chars(services))
+    vendored = services.settings.include_vendored
+    tree = build_directory_tree(root, tree_chars(services), vendored=vendored)
     text = core_map(core_map_chars(services)) if core_map is not None else ""
     return f"{tree}\n\n{CORE_MAP_HEADING}\n{text}" if text else tree
 

@@ -48,7 +48,7 @@ def make_provider(settings: Settings) -> Provider:
             # The SDK is slow to import: load the adapter only when it is first needed.
             from live_memory.providers import OpenAIProvider  # noqa: PLC0415
 
-            return OpenAIProvider(base_url, settings.api_key)
+            return OpenAIProvider(base_url, settings.api_key, extra_body=settings.openai_extra_body)
 
         return LazyProvider(constants.PROVIDER_OPENAI, base_url, build_openai)
     raise ConfigError(

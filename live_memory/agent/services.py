@@ -167,6 +167,7 @@ class Services:
         """The endpoint block of /health and /stats: what is known, and where from."""
         facts = self.endpoint
         body: dict[str, object] = {
+            "url": self.provider.endpoint if self.provider is not None else None,
             "local": self.local,
             "probe": facts.to_json(),
             "context_tokens": self.max_context_tokens,

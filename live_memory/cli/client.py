@@ -27,7 +27,9 @@ from typing import Final
 from urllib.parse import urlencode, urlsplit
 
 from live_memory.cli.outcome import CommandFailed, ExitCode
+from live_memory.config import VARIABLES, env_name
 from live_memory.config import constants as C
+from live_memory.errors import ConfigError
 from live_memory.server_identity import (
     CHALLENGE_HEADER,
     IDENTITY_PATH,
@@ -45,6 +47,7 @@ __all__ = [
     "ServerDown",
     "ServerRejected",
     "ServerUnreachable",
+    "checked_server_url",
     "default_server_url",
 ]
 
@@ -122,6 +125,36 @@ def default_server_url(environ: Mapping[str, str]) -> str:
     if ":" in host and not host.startswith("["):
         host = f"[{host}]"
     return f"http://{host}:{port}"
+
+
+def checked_server_url(url: str, environ: Mapping[str, str], *, given: bool) -> str:
+    """`url` if a client can talk to it; else CommandFailed (exit 2) naming what set it:
+    `--server` when `given`, else the LIVE_MEMORY_HOST / LIVE_MEMORY_PORT variable at fault."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises ValueError on a port that is no number or out of range
+        problem = None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            problem = "it must look like http://HOST:PORT"
+        elif port is None and parts.netloc.endswith(":"):
+            problem = "its port is empty"
+        elif not url.isprintable() or any(ch.isspace() for ch in url):
+            problem = "it must not contain spaces or control characters"
+    except ValueError as exc:  # urllib's words: "Port out of range", "Invalid IPv6 URL"
+        port_fault = "port" in str(exc).lower()
+        problem = "its port must be a number 1-65535" if port_fault else f"{exc}".lower()
+    if problem is None:
+        return url
+    if not given:
+        for key in ("port", "host"):  # the variable's own message: `must be 1-65535, got …`
+            raw = environ.get(env_name(key), "").strip()
+            try:
+                if raw:
+                    VARIABLES[key](raw, env_name(key))
+            except ConfigError as exc:
+                raise CommandFailed(str(exc), ExitCode.USAGE) from exc
+    where = "--server" if given else "the server URL from LIVE_MEMORY_HOST / LIVE_MEMORY_PORT"
+    raise CommandFailed(f"{where} {url!r} is not a usable URL: {problem}", ExitCode.USAGE)
 
 
 class ServerClient:

@@ -20,7 +20,7 @@ from live_memory.cli.render import (
 )
 from live_memory.config import constants as C
 
-__all__ = ["Invocation", "actors", "ask", "clear", "reset", "stats", "status"]
+__all__ = ["Invocation", "actors", "ask", "clear", "clear_all", "reset", "stats", "status"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +126,19 @@ def reset(inv: Invocation, cwd: str) -> int:
 
 def clear(inv: Invocation, cwd: str) -> int:
     return _workspace_action(inv, "/clear", cwd, "emptied: memory wiped")
+
+
+def clear_all(inv: Invocation) -> int:
+    """`empty --all`: every workspace the server knows, loaded or only stored."""
+    reply = _object(inv.client.post("/clear", {"all": True}).json(), "POST /clear")
+    if inv.as_json:
+        inv.emit(render_json(reply))
+        return ExitCode.OK
+    loaded, stored = reply.get("loaded", 0), reply.get("stored", 0)
+    inv.emit(
+        f"emptied every workspace: {reply.get('cleared', 0)} ({loaded} loaded, {stored} stored)"
+    )
+    return ExitCode.OK
 
 
 def _workspace_action(inv: Invocation, route: str, cwd: str, done: str) -> int:

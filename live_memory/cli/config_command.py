@@ -23,7 +23,14 @@ from live_memory.cli.client import (
 )
 from live_memory.cli.outcome import CommandFailed, ExitCode
 from live_memory.cli.render import render_config, render_json
-from live_memory.config import RESTART_KEYS, Settings, config_items, load_settings, write_config
+from live_memory.config import (
+    RESTART_KEYS,
+    VARIABLES,
+    Settings,
+    config_items,
+    load_settings,
+    write_config,
+)
 from live_memory.config import constants as C
 from live_memory.errors import ConfigError
 
@@ -113,6 +120,7 @@ def config_set(
     updates = parse_assignments(pairs)
     report = None if data_dir or config_file else _server_report(client)
     path = _config_path(environ, data_dir, config_file)
+    _refuse_port(updates, path)
     try:
         content = write_config(path, updates, environ=_validation_env(environ, report))
     except ConfigError as exc:
@@ -170,6 +178,28 @@ def config_set(
             "(the environment wins over the config file)\n"
         )
     return ExitCode.OK
+
+
+def _refuse_port(updates: Mapping[str, str], path: Path) -> None:
+    """A port in config.json would move the server away from its clients: the CLI, the
+    plugin's .mcp.json and its hooks all look at LIVE_MEMORY_PORT (or 7711), never at this
+    file. So the change is refused with how to make it (removing the key stays allowed)."""
+    value = next((v.strip() for k, v in updates.items() if _normalize(k) == "port"), "")
+    if not value:
+        return
+    try:
+        VARIABLES["port"](value, "port")
+    except ConfigError as exc:
+        raise CommandFailed(f"{exc}; {path} is unchanged", ExitCode.USAGE) from exc
+    raise CommandFailed(
+        f"port is not set in config.json: the CLI, the plugin's .mcp.json and its hooks find "
+        f"the server at LIVE_MEMORY_PORT (default {C.DEFAULT_PORT}), not from this file, so "
+        f"after a restart every client would lose it. To move the server, set "
+        f"LIVE_MEMORY_PORT={value} where the server starts (~/.config/live-memory/env for the "
+        "service) and where Claude Code and your shell start, then restart the server; "
+        f"{path} is unchanged",
+        ExitCode.USAGE,
+    )
 
 
 def _normalize(key: str) -> str:

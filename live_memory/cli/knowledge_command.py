@@ -45,12 +45,18 @@ def export_knowledge(inv: Invocation, cwd: str, out_dir: str | None, here: Path)
         raise CommandFailed("GET /api/export answered without a facts list")
     facts = [fact_from_json(item, index) for index, item in enumerate(items)]
     target = Path(out_dir) if out_dir else here / DEFAULT_EXPORT_DIR / repo
+    workspace = str(payload.get("workspace") or cwd)
+    if not facts:  # five "Nothing recorded yet" files in the user's repository help no one
+        if inv.as_json:
+            inv.emit(render_json({"workspace": workspace, "repo": repo, "facts": 0, "files": []}))
+        else:
+            inv.emit(f"the memory of {workspace} holds no facts yet: nothing exported")
+        return ExitCode.OK
     try:
         files = export_ledger(facts, target.absolute(), repo_name=repo)
     except KnowledgeError as exc:
         raise CommandFailed(str(exc)) from exc
     stale = sum(fact.stale for fact in facts)
-    workspace = str(payload.get("workspace") or cwd)
     if inv.as_json:
         report = {
             "workspace": workspace,
@@ -80,6 +86,11 @@ def import_knowledge(inv: Invocation, source: str, cwd: str) -> int:
         facts = import_ledger(path)
     except KnowledgeError as exc:
         raise CommandFailed(str(exc)) from exc
+    if not facts:
+        raise CommandFailed(
+            f"no facts found in {source}: a fact is a line starting with '- ', optionally "
+            "followed by indented '  source: PATH' lines (the form `live-memory export` writes)"
+        )
     body = {"cwd": cwd, "facts": [fact_to_json(fact) for fact in facts]}
     reply = inv.client.post("/api/import", body).json()
     if not isinstance(reply, Mapping):
@@ -88,7 +99,14 @@ def import_knowledge(inv: Invocation, source: str, cwd: str) -> int:
         inv.emit(render_json({"source": source, "read": len(facts), **reply}))
         return ExitCode.OK
     added = reply.get("added", "?")
-    inv.emit(f"imported {added} of {_facts(len(facts))} read from {source} into {cwd}")
+    line = f"imported {added} of {_facts(len(facts))} read from {source} into {cwd}"
+    full, dropped = reply.get("ledger_full"), reply.get("dropped")
+    if isinstance(added, int) and added < len(facts) and not full and not dropped:
+        line += f" ({len(facts) - added} already known)"  # the ledger merges them away
+    inv.emit(line)
+    for note in (full, dropped):
+        if isinstance(note, str):
+            inv.emit(note)
     total = reply.get("ledger_facts")
     if isinstance(total, int):
         inv.emit(f"its ledger now holds {_facts(total)}")

@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import TextIO
 
 from live_memory.cli import commands
-from live_memory.cli.client import ServerClient, ServerRejected
+from live_memory.cli.client import (
+    ServerClient,
+    ServerRejected,
+    checked_server_url,
+    default_server_url,
+)
 from live_memory.cli.config_command import config_get, config_set
 from live_memory.cli.dashboard_command import dashboard
 from live_memory.cli.knowledge_command import export_knowledge, import_knowledge
@@ -78,8 +83,10 @@ def _dispatch(
     if command == "install-service":
         return install_service(environ, platform=sys.platform, dry_run=args.dry_run, out=out)
 
+    explicit = args.server != default_server_url(environ)
+    server = checked_server_url(args.server, environ, given=explicit)
     client = ServerClient(
-        args.server, environ.get("LIVE_MEMORY_TOKEN") or None, C.CLI_REQUEST_TIMEOUT_S, environ
+        server, environ.get("LIVE_MEMORY_TOKEN") or None, C.CLI_REQUEST_TIMEOUT_S, environ
     )
     if command == "config":
         if args.config_command == "get":
@@ -126,5 +133,5 @@ def _dispatch(
     if command == "reset":
         return commands.reset(inv, cwd)
     if command == "empty":
-        return commands.clear(inv, cwd)
+        return commands.clear_all(inv) if args.all_workspaces else commands.clear(inv, cwd)
     raise CommandFailed(f"unknown command {command!r}", ExitCode.USAGE)

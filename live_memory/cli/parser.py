@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from typing import NoReturn
+from typing import Any, NoReturn, Protocol
 
 from live_memory import __version__
 from live_memory.cli.client import default_server_url
@@ -164,7 +164,14 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     reset = sub.add_parser("reset", parents=[common], help="wipe a workspace's memory, re-preload")
     _cwd_option(reset)
     empty = sub.add_parser("empty", parents=[common], help="wipe a workspace's memory only")
-    _cwd_option(empty)
+    scope = empty.add_mutually_exclusive_group()
+    _cwd_option(scope)
+    scope.add_argument(
+        "--all",
+        dest="all_workspaces",
+        action="store_true",
+        help="wipe every workspace the server knows, loaded or stored",
+    )
 
     config = sub.add_parser("config", help="show or change settings (config.json, hot reload)")
     config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
@@ -185,7 +192,13 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     return parser
 
 
-def _cwd_option(parser: argparse.ArgumentParser) -> None:
+class _Options(Protocol):
+    """A parser or an argument group of one: what `add_argument` is called on."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action: ...
+
+
+def _cwd_option(parser: _Options) -> None:
     parser.add_argument(
         "--cwd",
         metavar="DIR",

@@ -73,7 +73,10 @@ def render_health(health: Mapping[str, object], url: str) -> str:
     if isinstance(problem, str) and problem:
         lines.append(f"  problem      {' '.join(problem.split())}")
     lines.append(f"  model        {health.get('model') or '-'}")
-    lines.append(f"  workspaces   {health.get('workspaces_active', 0)} active")
+    endpoint = health.get("endpoint")
+    if isinstance(endpoint, Mapping):
+        lines.append(f"  endpoint     {render_endpoint(endpoint)}")
+    lines.append(f"  workspaces   {_workspaces(health)}")
     budget = health.get("budget")
     if isinstance(budget, Mapping):
         lines.append(f"  budget       {render_budget(budget)}")
@@ -83,14 +86,70 @@ def render_health(health: Mapping[str, object], url: str) -> str:
     transcripts = health.get("transcripts")
     if isinstance(transcripts, Mapping):
         lines.append(f"  transcripts  {render_counts(transcripts, 'none queued')}")
-    shown = {"status", "version", "uptime_s", "provider", "problem", "model"}
-    shown |= {"workspaces_active", "budget", "usage_today", "transcripts"}
+    watcher = health.get("watcher")
+    if isinstance(watcher, Mapping):
+        lines.append(f"  watcher      {_watcher(watcher)}")
+    snapshots = health.get("snapshots")
+    if isinstance(snapshots, Mapping):
+        reason = snapshots.get("degraded_reason")
+        lines.append(f"  snapshots    {f'DEGRADED: {reason}' if reason else 'written normally'}")
     lines.extend(
-        f"  {key:<12} {_cell(value, limit=None)}"
+        f"  {key.replace('_', ' '):<12} {health[key]}"
+        for key in ("data_dir", "config_file")
+        if key in health
+    )
+    shown = {"status", "version", "uptime_s", "provider", "problem", "model", "endpoint"}
+    shown |= {"workspaces_active", "workspaces_active_max", "workspaces_admitted_over_cap"}
+    shown |= {"budget", "usage_today", "transcripts", "watcher", "snapshots", "degraded_reason"}
+    shown |= {"data_dir", "config_file"}
+    lines.extend(  # a field added later: in words too, never raw JSON
+        f"  {key.replace('_', ' '):<12} {_words(value)}"
         for key, value in health.items()
         if key not in shown
     )
     return "\n".join(lines)
+
+
+def render_endpoint(endpoint: Mapping[str, object]) -> str:
+    """`https://api.anthropic.com, 200,000-token context (the model table (claude-haiku-4-5))`."""
+    text = str(endpoint.get("url") or "-")
+    if endpoint.get("local"):
+        text += " (a local server)"
+    context = endpoint.get("context_tokens")
+    if _is_number(context):
+        text += f", {_amount('input', context)}-token context"
+        if endpoint.get("context_source"):
+            text += f" ({endpoint['context_source']})"
+    problem = endpoint.get("problem")
+    return f"{text}; {' '.join(str(problem).split())}" if problem else text
+
+
+def _workspaces(health: Mapping[str, object]) -> str:
+    text = f"{health.get('workspaces_active', 0)} active"
+    cap = health.get("workspaces_active_max")
+    if cap is not None:
+        text += f", at most {cap}"
+        over = health.get("workspaces_admitted_over_cap")
+        if over:
+            text += f" ({_plural(over, 'admission')} over the cap so far)"
+    return text
+
+
+def _watcher(watcher: Mapping[str, object]) -> str:
+    text = f"{watcher.get('mode', '?')}: {_plural(watcher.get('roots', 0), 'root')}, "
+    watches = watcher.get("watches", 0)
+    text += "1 watch" if watches == 1 else f"{watches} watches"
+    polled = watcher.get("roots_polled")
+    text += f", {polled} polled" if polled else ""
+    reason = watcher.get("degraded_reason")
+    return f"{text}; DEGRADED: {reason}" if reason else text
+
+
+def _words(value: object) -> str:
+    """A value for people: a mapping as `key value` pairs."""
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k.replace('_', ' ')} {_words(v)}" for k, v in value.items())
+    return _cell(value, limit=None)
 
 
 def render_budget(budget: Mapping[str, object]) -> str:

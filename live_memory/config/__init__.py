@@ -12,11 +12,12 @@ from live_memory.config.report import RESTART_KEYS, config_report
 from live_memory.config.service_env import service_env_file, service_environment, session_mismatch
 from live_memory.config.settings import Concurrency, RepoRootMode, Settings, WatcherMode
 from live_memory.config.start_check import check_startable
-from live_memory.config.variables import env_name
+from live_memory.config.variables import VARIABLES, env_name
 
 __all__ = [
     "NO_PROVIDER_PROBLEM",
     "RESTART_KEYS",
+    "VARIABLES",
     "Concurrency",
     "RepoRootMode",
     "ResolvedRoots",

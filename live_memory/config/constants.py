@@ -99,18 +99,8 @@ GREP_NUMBERED_WALK_MAX_BYTES: Final = 1024 * 1024
 TOOL_MAX_RESULT_LIMIT: Final = 2000  # upper bound for head_limit / limit arguments
 FIND_PATHS_MAX_DEPTH: Final = 32
 GIT_SEARCH_MAX_LIMIT: Final = 100
-NON_GIT_SKIP_DIRS: Final = (  # the listing walk outside git never enters these
-    ".git",
-    ".hg",
-    ".svn",
-    "node_modules",
-    "__pycache__",
-    ".venv",
-    ".tox",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-)
+# the listing walk outside git never enters these (vendored ones: `live_memory.vendored`)
+NON_GIT_SKIP_DIRS: Final = (".git", ".hg", ".svn")
 
 # --- window, budget, compaction ----------------------------------------------------------
 CHARS_PER_TOKEN: Final = 4.0

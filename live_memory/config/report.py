@@ -20,6 +20,7 @@ __all__ = ["RESTART_KEYS", "config_report", "setting_source"]
 RESTART_KEYS: Final = frozenset(
     {
         "symbol_index",
+        "include_vendored",  # the tree, the index and the watches are built with it
         "host",
         "port",
         "data_dir",
@@ -65,6 +66,7 @@ def config_report(
         if source == "default" and key in _FLAG_KEYS and items.get(key) != defaults.get(key):
             source = "command line"  # `serve --host/--port/--data-dir`
         sources[key] = source
+    sources.update(_detected_sources(settings, environ, sources))
     return {
         "config_file": str(settings.config_file or settings.data_dir / C.CONFIG_FILE_NAME),
         "data_dir": str(settings.data_dir),
@@ -75,3 +77,32 @@ def config_report(
 
 
 _FLAG_KEYS: Final = frozenset({"host", "port", "data_dir"})
+_PROVIDER_URL_ENV: Final = {
+    C.PROVIDER_ANTHROPIC: "ANTHROPIC_BASE_URL",
+    C.PROVIDER_OPENAI: "OPENAI_BASE_URL",
+}
+
+
+def _detected_sources(
+    settings: Settings, environ: Mapping[str, str], sources: Mapping[str, str]
+) -> dict[str, str]:
+    """Where provider detection took what no LIVE_MEMORY_* layer set: the provider's own
+    variables (`ANTHROPIC_API_KEY`, `OPENAI_BASE_URL`…) or a Claude Code login, not "default"."""
+    found: dict[str, str] = {}
+    if sources["api_key"] == "default":
+        if settings.subscription:
+            found["api_key"] = f"Claude Code login ({settings.credentials_file})"
+        elif settings.api_key is not None and settings.api_key_source:
+            found["api_key"] = settings.api_key_source
+    url_env = _PROVIDER_URL_ENV.get(settings.provider or "")
+    if sources["base_url"] == "default" and url_env and environ.get(url_env, "").strip():
+        found["base_url"] = url_env
+    if sources["provider"] == "default" and settings.provider is not None:
+        given = found.get("api_key") or found.get("base_url")
+        if given is None:
+            given = next(
+                (s for k in ("api_key", "base_url") if (s := sources[k]) != "default"), None
+            )
+        if given is not None:
+            found["provider"] = f"detected from {given}"
+    return found

@@ -34,6 +34,9 @@ class Settings:
     """`anthropic`, `openai`, or None when nothing is configured (see `provider_problem`)."""
     base_url: str | None = None
     api_key: str | None = None
+    openai_extra_body: dict[str, object] | None = None
+    """A JSON object merged into every OpenAI-compatible request (answers, summaries,
+    keep-warm pings): the extra fields a gateway such as OpenRouter takes."""
     model: str = ""
     summary_model: str = ""
     max_context_tokens: int | None = None
@@ -55,6 +58,9 @@ class Settings:
     keep_warm_max_idle_s: float = C.DEFAULT_KEEP_WARM_MAX_IDLE_S
     preload_globs: tuple[str, ...] = ()
     file_globs: tuple[str, ...] = ()
+    include_vendored: bool = False
+    """List vendored and generated directories (`node_modules`, `.venv`, `dist`…, see
+    `live_memory.vendored`) in the tree, the tools, the index and the watcher (restart)."""
     passive_ingestion: bool = True
     symbol_index: bool = True
     """Parse the workspace's source files into the structural index (restart to change)."""

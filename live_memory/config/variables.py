@@ -36,6 +36,8 @@ Parser = Callable[[object, str], object]
 _TRUE: Final = frozenset({"true", "1", "yes", "on"})
 _FALSE: Final = frozenset({"false", "0", "no", "off"})
 _SHOW_MAX: Final = 120
+_EXTRA_BODY_MAX_CHARS: Final = 16 * 1024  # an extra-body object is a few routing fields
+_EXTRA_BODY_RESERVED: Final = frozenset({"model", "messages", "tools", "stream", "stream_options"})
 
 
 def env_name(key: str) -> str:
@@ -224,6 +226,25 @@ def _roots(raw: object, label: str) -> tuple[str, ...]:
     return tuple(roots)
 
 
+def _extra_body(raw: object, label: str) -> dict[str, object]:
+    """A JSON object merged into every OpenAI-compatible request (OpenRouter's `provider`,
+    `transforms`…); the fields the adapter itself sends cannot be replaced through it."""
+    value = raw
+    if isinstance(raw, str):
+        if len(raw) > _EXTRA_BODY_MAX_CHARS:
+            raise ConfigError(f"{label} must be at most {_EXTRA_BODY_MAX_CHARS} characters")
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise ConfigError(f"{label} must be a JSON object, got {show(raw)} ({exc})") from exc
+    if not isinstance(value, dict):
+        raise ConfigError(f"{label} must be a JSON object, got {show(raw)}")
+    reserved = sorted(_EXTRA_BODY_RESERVED.intersection(value))
+    if reserved:
+        raise ConfigError(f"{label} cannot set {', '.join(reserved)}: Live Memory sends those")
+    return value
+
+
 def _path(raw: object, label: str) -> str:
     if isinstance(raw, str) and raw.strip() and "\x00" not in raw and raw.isprintable():
         return raw.strip()
@@ -255,6 +276,7 @@ VARIABLES: Final[dict[str, Parser]] = {
     "provider": _choice(C.PROVIDER_ANTHROPIC, C.PROVIDER_OPENAI),
     "base_url": _url,
     "api_key": _secret,
+    "openai_extra_body": _extra_body,
     "model": _word,
     "summary_model": _word,
     "max_context_tokens": _integer(C.MIN_CONTEXT_TOKENS, None),
@@ -272,6 +294,7 @@ VARIABLES: Final[dict[str, Parser]] = {
     "dashboard_stuck_actor_s": _number(0.0, lo_open=True),
     "preload_globs": _globs,
     "file_globs": _globs,
+    "include_vendored": _boolean,
     "passive_ingestion": _boolean,
     "symbol_index": _boolean,
     "max_held_bytes": _integer(0, None),

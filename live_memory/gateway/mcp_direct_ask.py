@@ -49,7 +49,7 @@ def ask_call(params: object) -> AskCall | None:
         return None
     if not arguments.keys() <= _ARGUMENTS or "question" not in arguments or "cwd" not in arguments:
         return None
-    tokens = arguments.get("max_answer_tokens")
+    tokens = arguments.get("max_answer_tokens", 0)  # absent: the tool's default
     if tokens is not None and type(tokens) is not int:
         return None  # a string is parsed as JSON first by the SDK; floats, bools its way too
     if not isinstance(trace.get_tracer_provider(), _UNTRACED):

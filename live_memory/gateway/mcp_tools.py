@@ -2,19 +2,26 @@
 
 The server advertises what it has and nothing more: tools (no prompts, no resources), its
 package version as `serverInfo.version` (the same string as `/health` and `--version`), and
-for each parameter a description and the bounds `ask_arguments` enforces.
+for each parameter a description and the bounds `ask_arguments` enforces. `max_answer_tokens`
+defaults to 0 (= the server default), so its schema is a plain integer with an integer default
+(a None default made the SDK publish `"default": null` beside `"type": "integer"`).
+
+A call without `question` or `cwd` is answered, through the SDK's (public, provisional)
+middleware, with what the argument is, before the SDK's argument model would refuse it in
+pydantic's words and with pydantic's URL.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Annotated
+from typing import Annotated, Any, Final
 
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from live_memory import __version__
@@ -61,6 +68,28 @@ _UNOFFERED_METHODS = (
 )
 
 
+_REQUIRED: Final = (
+    ("question", "question is required: the question about the code, in plain words"),
+    ("cwd", "cwd is required: the absolute path of the repository root"),
+)
+_ASK_TOOLS: Final = frozenset({ASK_TOOL, "ask_live_memory_submit"})
+
+
+async def _required_arguments(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """An ask without `question` or `cwd`: a tool error saying what the argument is."""
+    params = ctx.params
+    if ctx.method == "tools/call" and params is not None and params.get("name") in _ASK_TOOLS:
+        arguments = params.get("arguments")
+        given = arguments if isinstance(arguments, dict) else {}
+        missing = [text for name, text in _REQUIRED if name not in given]
+        if missing:
+            text = f"Error executing tool {params['name']}: {'; '.join(missing)}"
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    return await call_next(ctx)
+
+
 def build_mcp_server(service: LiveMemoryService) -> MCPServer:
     server = MCPServer(
         "live-memory",
@@ -72,6 +101,7 @@ def build_mcp_server(service: LiveMemoryService) -> MCPServer:
     handlers = server._lowlevel_server._request_handlers  # no public way to drop them
     for method in _UNOFFERED_METHODS:
         handlers.pop(method, None)
+    server.middleware.append(_required_arguments)
 
     @server.tool(
         name=ASK_TOOL,  # the direct way (mcp_direct_ask) answers plain calls of this tool
@@ -83,7 +113,7 @@ def build_mcp_server(service: LiveMemoryService) -> MCPServer:
         question: QuestionParam,
         cwd: CwdParam,
         ctx: Context,
-        max_answer_tokens: AnswerTokensParam = None,
+        max_answer_tokens: AnswerTokensParam = 0,
     ) -> str:
         if progress_token_from_params(ctx.request_context.params) is None:
             # The client asked for no progress (no progressToken): every report would be
@@ -131,7 +161,7 @@ def _add_async_tools(server: MCPServer, service: LiveMemoryService) -> None:
         structured_output=False,
     )
     async def ask_live_memory_submit(
-        question: QuestionParam, cwd: CwdParam, max_answer_tokens: AnswerTokensParam = None
+        question: QuestionParam, cwd: CwdParam, max_answer_tokens: AnswerTokensParam = 0
     ) -> str:
         try:
             service.check_ask(question, cwd, max_answer_tokens)

@@ -114,9 +114,16 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
         )
 
     async def clear(request: Request) -> Response:
-        return ORJSONResponse(
-            await _service(request).clear(_object(await _body(request)).get("cwd"))
-        )
+        body = _object(await _body(request))
+        every = body.get("all", False)
+        if not isinstance(every, bool):
+            raise InputError('"all" must be true or false')
+        if every and body.get("cwd") is not None:
+            raise InputError('give either "cwd" (one workspace) or "all": true, not both')
+        service = _service(request)
+        if every:
+            return ORJSONResponse(await service.clear_all())
+        return ORJSONResponse(await service.clear(body.get("cwd")))
 
     async def reload_config(request: Request) -> Response:
         return ORJSONResponse(await reload(request))

@@ -16,6 +16,8 @@ from live_memory.actors import (
     Answer,
     Ask,
     Clear,
+    ClearAll,
+    ClearAllStarted,
     DescribeMemory,
     DrainTranscripts,
     ExportLedger,
@@ -29,7 +31,13 @@ from live_memory.actors import (
 from live_memory.agent import QuestionProgress, clamp_answer_tokens
 from live_memory.config import canonical_workspace
 from live_memory.config import constants as C
-from live_memory.errors import LiveMemoryError, RefusedRoot, ShuttingDown, UnknownWorkspace
+from live_memory.errors import (
+    InputError,
+    LiveMemoryError,
+    RefusedRoot,
+    ShuttingDown,
+    UnknownWorkspace,
+)
 from live_memory.gateway import ask_arguments
 from live_memory.gateway.bodies import import_body, transcript_body
 from live_memory.gateway.notify_parse import parse_notify
@@ -153,6 +161,25 @@ class LiveMemoryService(ServerSide):
 
     async def clear(self, cwd: object) -> dict[str, object]:
         return await self._call(cwd, Clear)
+
+    async def clear_all(self) -> dict[str, object]:
+        """Wipe every known workspace, loaded or only stored: memory, snapshot, facts, and
+        the structural index of those not loaded (a loaded one's mirrors its files as they
+        are). Answers `{"cleared": N, "loaded": L, "stored": S}`."""
+        if self.settings.backend != "local":
+            raise InputError(
+                'clearing all workspaces needs LIVE_MEMORY_BACKEND=local; with ray, send {"cwd"} '
+                "for each workspace"
+            )
+        if self._batch:
+            self.flush_notifications()  # a gathered notification lands before the wipe
+        reply: Future[ClearAllStarted] = Future()
+        self.gateway.tell(ClearAll(reply))
+        started = await self._reply(reply, self.reply_timeout_s)
+        for loaded in started.loaded:
+            await self._reply(loaded, self.reply_timeout_s)
+        total = len(started.loaded) + started.stored
+        return {"cleared": total, "loaded": len(started.loaded), "stored": started.stored}
 
     # --- knowledge ------------------------------------------------------------------------
     async def enqueue(self, body: object) -> dict[str, object]:

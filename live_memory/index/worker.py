@@ -68,7 +68,12 @@ class SymbolIndexes:
 
     # --- workspaces ----------------------------------------------------------------------
     def open(
-        self, root: Path, *, secret_patterns: tuple[str, ...], file_globs: tuple[str, ...] = ()
+        self,
+        root: Path,
+        *,
+        secret_patterns: tuple[str, ...],
+        file_globs: tuple[str, ...] = (),
+        vendored: bool = False,
     ) -> WorkspaceIndex:
         """The workspace's index (opened once, counted per user), with its background pass
         scheduled. Every `open` is paired with one `release`."""
@@ -77,13 +82,13 @@ class SymbolIndexes:
             self._users[key] = self._users.get(key, 0) + 1
             index = self._open.get(key)
             if index is None:
-                name = hashlib.sha256(key.encode()).hexdigest()[:16]
-                store = SymbolStore(self._dir / f"{name}.sqlite3", self.open_stores)
+                store = SymbolStore(self._dir / f"{_db_name(key)}.sqlite3", self.open_stores)
                 index = WorkspaceIndex(
                     root if str(root) == key else Path(key),
                     store,
                     secret_patterns=secret_patterns,
                     file_globs=file_globs,
+                    vendored=vendored,
                     completed=Completion(self._completions),
                 )
                 self._open[key] = index
@@ -156,6 +161,21 @@ class SymbolIndexes:
             self._idle.clear()
             self._cond.notify()
         return True
+
+    def delete_closed(self) -> int:
+        """Delete the database of every workspace whose index is not open (`clear --all`);
+        returns how many. An `open` meanwhile waits, then starts an empty one."""
+        with self._cond:
+            kept = {_db_name(key) for key in (*self._open, *self._users)}
+            try:
+                files = [p for p in self._dir.iterdir() if ".sqlite3" in p.name]
+            except OSError:  # no index yet
+                return 0
+            gone = {p.name.partition(".")[0] for p in files} - kept
+            for path in files:
+                if path.name.partition(".")[0] in gone:  # the -wal and -shm files too
+                    path.unlink(missing_ok=True)
+        return len(gone)
 
     def wait_idle(self, timeout: float) -> bool:
         """Block until no update or pass is left (tests, benchmarks); False on timeout."""
@@ -235,3 +255,8 @@ class SymbolIndexes:
 
 def _begun(work: Generator[None, None, None]) -> bool:
     return inspect.getgeneratorstate(work) != inspect.GEN_CREATED
+
+
+def _db_name(key: str) -> str:
+    """The database file's stem of the workspace whose real path is `key`."""
+    return hashlib.sha256(key.encode()).hexdigest()[:16]

@@ -28,6 +28,7 @@ from live_memory.index.stat_memo import ABSENT, StatMemo, stat_key
 from live_memory.index.store import FileStamp, SymbolRow, SymbolStore
 from live_memory.path_glob import glob_set
 from live_memory.tools import list_workspace_files, read_workspace_bytes
+from live_memory.vendored import in_vendored_dir
 
 __all__ = ["Coverage", "WorkspaceIndex"]
 
@@ -63,6 +64,7 @@ class WorkspaceIndex:
         *,
         secret_patterns: tuple[str, ...],
         file_globs: tuple[str, ...] = (),
+        vendored: bool = False,
         completed: Completion | None = None,
     ) -> None:
         real = os.path.realpath(root)
@@ -70,6 +72,8 @@ class WorkspaceIndex:
         self.store = store
         self.secret_patterns = secret_patterns
         self.file_globs = file_globs
+        self.vendored = vendored
+        """Index vendored directories' files too (`live_memory.vendored`)."""
         self.total: int | None = None
         self.complete = False
         self.generation = 0
@@ -88,6 +92,8 @@ class WorkspaceIndex:
     # --- what is indexed -----------------------------------------------------------------
     def wanted(self, rel: str) -> bool:
         if language_of(rel) is None or is_secret_path(rel, self.secret_patterns):
+            return False
+        if not self.vendored and in_vendored_dir(rel):
             return False
         return not self.file_globs or glob_set(self.file_globs).matches(rel)
 
@@ -165,7 +171,8 @@ class WorkspaceIndex:
     def background_pass(self) -> Iterator[None]:
         """Index every wanted file not indexed at its current size and mtime; yields after
         each bounded slice (at most INDEX_SLICE_FILES files or INDEX_SLICE_MAX_S)."""
-        listed = [p for p in list_workspace_files(self.root) if self.wanted(p)]
+        listed = list_workspace_files(self.root, vendored=self.vendored)
+        listed = [p for p in listed if self.wanted(p)]
         self.total = len(listed)
         # Each language's grammar loads once per process (40-260 ms): here, on the index
         # thread, rather than in the first incremental update after a restart re-parsed nothing.

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -271,6 +271,15 @@ class FactStore(FactQueries):
                 "UPDATE facts SET demoted_at = ? WHERE id = ?", [(now, i) for i in demoted]
             )
         return len(demoted)
+
+    def wipe_all_but(self, keep: Collection[str]) -> set[str]:
+        """Forget every fact of every workspace not in `keep`; returns those workspaces."""
+        kept = set(keep)
+        with self._transaction() as db:
+            rows = db.execute("SELECT id, workspace FROM facts").fetchall()
+            gone = [(int(i), str(w)) for i, w in rows if w not in kept]
+            self._delete(db, [i for i, _ in gone])
+        return {w for _, w in gone}
 
     def wipe(self, root: str) -> int:
         """Forget every fact of `root`; returns how many."""

@@ -14,9 +14,10 @@ One file per category (`architecture.md`, `convention.md`, `decision.md`, `gotch
 
 A fact is a bullet at column 0; a fact spanning lines continues on lines indented by two
 spaces; each `source:` sub-bullet is one (workspace-relative path, sha256 at distillation time)
-pair of its provenance. The category comes from the comment (or, for a hand-written file, from
-the file name). Every category gets a file, empty ones included, so a copy kept under
-LIVE_MEMORY_INSIGHTS_ROOT never shows facts the ledger no longer has.
+pair of its provenance (by hand, `  source: app/router.py` will do). The category comes from
+the comment (or, for a hand-written file, from the file name). Every category gets a file,
+empty ones included, so a copy kept under LIVE_MEMORY_INSIGHTS_ROOT never shows facts the
+ledger no longer has.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ _DEFAULT_CATEGORY = KNOWLEDGE_CATEGORIES[0]
 _SAFE_CATEGORY = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _MARKER = re.compile(r"<!-- live-memory knowledge: category=([a-z0-9][a-z0-9_-]*)\b")
 _FACT = re.compile(r"[-*] (.*)")
-_SOURCE = re.compile(r"  - source: `(.+)`(?: sha256:(\S*))?\s*")
+# `  - source: `path` sha256:…` as exported; by hand also `  source: path` (no bullet, quotes)
+_SOURCE = re.compile(r"[ \t]+(?:[-*] )?source:[ \t]*(?:`(.+)`|(\S.*?))(?:[ \t]+sha256:(\S*))?\s*")
 
 
 def insights_path(root_dir: Path, repo_name: str, category: str) -> Path:
@@ -150,7 +152,7 @@ def _parse(markdown: str, file: Path) -> list[LedgerFact]:
         source = _SOURCE.fullmatch(line)
         bullet = _FACT.fullmatch(line)
         if draft is not None and source is not None:
-            draft.sources.append((source.group(1), source.group(2) or ""))
+            draft.sources.append((source.group(1) or source.group(2), source.group(3) or ""))
         elif draft is not None and line.startswith("  ") and not draft.sources:
             draft.lines.append(line[2:])
         elif bullet is not None and bullet.group(1).strip():

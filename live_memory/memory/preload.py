@@ -17,7 +17,7 @@ __all__ = ["preload"]
 logger = logging.getLogger(__name__)
 
 
-def _expand(root: Path, patterns: Sequence[str]) -> list[str]:
+def _expand(root: Path, patterns: Sequence[str], vendored: bool) -> list[str]:
     """Matches in deterministic order: earlier patterns first, sorted within a pattern.
 
     Patterns are anchored at the root (`README.md` is the root's) and matched against the
@@ -35,7 +35,7 @@ def _expand(root: Path, patterns: Sequence[str]) -> list[str]:
             logger.warning("preload glob %r ignored: %s", pattern, exc)
     if not globs:
         return []
-    files = list_workspace_files(root)  # sorted
+    files = list_workspace_files(root, vendored=vendored)  # sorted
     seen: dict[str, None] = {}
     for glob in globs:
         for rel in files:
@@ -53,6 +53,7 @@ def preload(
     secret_patterns: Sequence[str] = C.DEFAULT_SECRET_PATH_PATTERNS,
     max_file_bytes: int = C.PASSIVE_MAX_FILE_BYTES,
     held_cap: int | None = None,
+    vendored: bool = False,
 ) -> int:
     """Read the preload matches into `window` as preloaded content; returns files loaded.
 
@@ -60,7 +61,7 @@ def preload(
     would make the first question distil away the very documents the user asked for.
     """
     loaded, used = 0, 0
-    for rel in _expand(root, patterns):
+    for rel in _expand(root, patterns, vendored):
         try:
             text, read = read_workspace_text(
                 root, rel, max_bytes=max_file_bytes, secret_patterns=secret_patterns

@@ -66,7 +66,10 @@ class OpenAIProvider:
         retry: RetryPolicy = DEFAULT_RETRY_POLICY,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         stream: bool = True,
+        extra_body: Mapping[str, object] | None = None,
     ) -> None:
+        """`extra_body`: fields merged into every request's JSON (LIVE_MEMORY_OPENAI_EXTRA_BODY)."""
+        self._extra_body = dict(extra_body) if extra_body else None
         self._base_url = _normalise_base_url(base_url)
         self._stream = stream
         self._token_field = token_limit_field or _default_token_field(self._base_url)
@@ -106,7 +109,7 @@ class OpenAIProvider:
             started = time.monotonic()
             if not self._stream:
                 result = await client.chat.completions.create(
-                    **params, timeout=_attempt_timeout(deadline)
+                    **params, extra_body=self._extra_body, timeout=_attempt_timeout(deadline)
                 )
                 return parse_completion(result, request, self._base_url, started)
             if request.tap is not None:
@@ -116,6 +119,7 @@ class OpenAIProvider:
                 **params,
                 stream=True,
                 stream_options={"include_usage": True},
+                extra_body=self._extra_body,
                 timeout=_attempt_timeout(deadline),
             )
             async with stream:  # leaving it (done, failed or cancelled) closes the connection

@@ -83,6 +83,7 @@ class _Worker:
                 secret_patterns=settings.secret_path_patterns,
                 file_globs=settings.file_globs,
                 max_output_chars=self.services.tool_output_chars,
+                vendored=settings.include_vendored,
             )
         return box
 

@@ -4,7 +4,8 @@ In a git work tree it is git's own answer (tracked plus untracked-but-not-ignore
 every ignore source git honours is honoured; a submodule's files are listed by its own git
 (a checked-out submodule is part of the workspace, not the one "file" git lists it as).
 Elsewhere a bounded breadth-first walk applies the `.gitignore` files it finds with git's
-semantics (deeper files win, later lines win).
+semantics (deeper files win, later lines win). Either way vendored and generated directories
+(`live_memory.vendored`) are left out unless the caller includes them.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from live_memory.config.constants import (
 from live_memory.errors import GitDirRefused, LiveMemoryError
 from live_memory.tools.git_command import GitUnavailable, run_git_concurrently
 from live_memory.tools.workspace_read import read_workspace_bytes
+from live_memory.vendored import VENDORED_DIRS, without_vendored
 
 __all__ = ["WalkedFiles", "list_workspace_files", "walk_workspace"]
 
@@ -51,14 +53,15 @@ class WalkedFiles:
 
 
 def list_workspace_files(
-    root: Path, *, max_walk_entries: int = DIRECTORY_TREE_MAX_WALK_ENTRIES
+    root: Path, *, max_walk_entries: int = DIRECTORY_TREE_MAX_WALK_ENTRIES, vendored: bool = False
 ) -> list[str]:
     """Sorted workspace-relative POSIX paths of the workspace's files (symlinks included).
 
     Uses `git ls-files --cached --others --exclude-standard` inside a git work tree (files
     deleted from disk dropped); otherwise walks at most `max_walk_entries` directory entries,
-    honouring `.gitignore` files and skipping `.git` and NON_GIT_SKIP_DIRS. Never raises for
-    an unreadable or missing root: the listing is then empty.
+    honouring `.gitignore` files and skipping `.git` and NON_GIT_SKIP_DIRS. Files in vendored
+    directories are left out unless `vendored`. Never raises for an unreadable or missing
+    root: the listing is then empty.
     """
     real_root = Path(os.path.realpath(root))
     if not real_root.is_dir():
@@ -66,8 +69,9 @@ def list_workspace_files(
     listed = _git_files(real_root)
     # An empty answer can also mean the root is a git-ignored directory: walk it then.
     if listed:
-        return listed
-    return list(walk_workspace(real_root, max_walk_entries=max_walk_entries).files)
+        return listed if vendored else without_vendored(listed)
+    walked = walk_workspace(real_root, max_walk_entries=max_walk_entries, vendored=vendored)
+    return list(walked.files)
 
 
 def _git_files(root: Path, depth: int = 0) -> list[str] | None:
@@ -145,11 +149,12 @@ def _with_submodules(root: Path, present: list[str], depth: int) -> list[str]:
 
 
 def walk_workspace(
-    root: Path, *, max_walk_entries: int = DIRECTORY_TREE_MAX_WALK_ENTRIES
+    root: Path, *, max_walk_entries: int = DIRECTORY_TREE_MAX_WALK_ENTRIES, vendored: bool = False
 ) -> WalkedFiles:
     """The listing outside git (see `list_workspace_files`), telling symlinks apart.
 
-    `root` must already be resolved. Never raises; an unreadable directory is skipped.
+    `root` must already be resolved; `vendored=False` does not enter vendored directories.
+    Never raises; an unreadable directory is skipped.
     """
     files: list[str] = []
     links: list[str] = []
@@ -179,7 +184,9 @@ def walk_workspace(
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             is_dir = entry.is_dir(follow_symlinks=False)
             # `.git` may be a file too (worktrees, submodules); it is never workspace content.
-            if entry.name == ".git" or (is_dir and entry.name in NON_GIT_SKIP_DIRS):
+            name = entry.name
+            skipped = name in NON_GIT_SKIP_DIRS or (not vendored and name in VENDORED_DIRS)
+            if name == ".git" or (is_dir and skipped):
                 continue
             if _ignored(rel, is_dir, specs):
                 continue

@@ -22,6 +22,7 @@ from live_memory.tools.arguments import BadToolArguments
 from live_memory.tools.grep import OUT_OF_TIME, GrepQuery, GrepTarget, Hits
 from live_memory.tools.jail import open_in_root
 from live_memory.tools.scope import Scope
+from live_memory.vendored import VENDORED_DIRS
 
 __all__ = ["find_ripgrep", "rg_numbers", "rg_search"]
 
@@ -29,6 +30,7 @@ _BASE = ["--no-config", "--hidden", "--no-require-git", "--color=never", "--engi
 _BASE += ["--with-filename", "--null", "--no-messages"]
 _MODES = {"files_with_matches": ["-l"], "count": ["-c"], "content": ["-n", "--max-columns=1"]}
 _OUTSIDE_GIT = [f"--glob=!{name}/" for name in C.NON_GIT_SKIP_DIRS if name != ".git"]
+_VENDORED = [f"--glob=!{name}/" for name in sorted(VENDORED_DIRS)]
 _NESTED_BRACES = re.compile(r"\{[^}]*\{")  # rg's globs have none; ours expand them
 _REGEX_ERRORS = ("regex parse error", "error parsing regex", "PCRE2", "unrecognized")
 _FS = (sys.getfilesystemencoding(), sys.getfilesystemencodeerrors())  # os.fsdecode's, in C
@@ -47,7 +49,8 @@ def find_ripgrep() -> str | None:
 
 def rg_search(binary: str, scope: Scope, query: GrepQuery, target: GrepTarget) -> Hits:
     fd = open_in_root(scope.root, target.rel, directory=True, secret_patterns=()).fd
-    args = [*_args(binary, query), *_globs(target, str(scope.root)), "--", query.pattern]
+    globs = _globs(target, str(scope.root), scope.vendored)
+    args = [*_args(binary, query), *globs, "--", query.pattern]
     run = functools.partial(_run, query=query, fds=[fd], cwd=f"/proc/self/fd/{fd}")
     numbered = query.mode == "content"
     try:  # rg starts in (its view of) the jailed directory
@@ -109,13 +112,16 @@ def _run(
     return output
 
 
-def _globs(target: GrepTarget, root: str) -> list[str]:
+def _globs(target: GrepTarget, root: str, vendored: bool) -> list[str]:
     """The model's glob as rg's (unless rg reads it otherwise: a trailing `/` means directories
-    only there), then ours, which win by coming later (outside git: `node_modules` and such)."""
+    only there), then ours, which win by coming later (outside git: `.hg`, `.svn`; unless
+    `vendored`: `node_modules` and such, in git too). rg matches them below its start, the
+    jailed directory, so a search started inside `node_modules/pkg` still looks there."""
     pattern = target.glob.pattern.strip() if target.glob is not None else ""
     parts = root.split("/")  # (absolute: '' first) the root and its parents
     in_git = any(os.path.lexists("/".join([*parts[:i], ".git"])) for i in range(len(parts), 0, -1))
     globs = ["--glob=!.git"] if in_git else ["--glob=!.git", *_OUTSIDE_GIT]
+    globs += [] if vendored else _VENDORED
     if not pattern or pattern.endswith("/") or _NESTED_BRACES.search(pattern):
         return globs
     return [f"--glob={'!' if target.exclude else ''}{pattern}", *globs]

@@ -21,6 +21,7 @@ from live_memory.tools.jail import (
     resolve_in_root,
 )
 from live_memory.tools.listing import list_workspace_files
+from live_memory.vendored import in_vendored_dir
 
 __all__ = ["Scope"]
 
@@ -36,6 +37,9 @@ class Scope:
     secret_patterns: tuple[str, ...]
     file_globs: tuple[str, ...]
     """Monitoring scope: globs (see `live_memory.path_glob`); empty means everything."""
+    vendored: bool = False
+    """List vendored directories too (`live_memory.vendored`); a search started inside one
+    lists it anyway."""
 
     def visible(self, rel: str) -> bool:
         """May the model see this workspace-relative file at all?"""
@@ -111,7 +115,12 @@ class Scope:
     def files_under(self, rel_dir: str) -> list[str]:
         """Visible workspace files below `rel_dir` ('' = all), sorted, workspace-relative."""
         prefix = f"{rel_dir}/" if rel_dir else ""
-        paths = [path for path in list_workspace_files(self.root) if path.startswith(prefix)]
+        vendored = self.vendored or in_vendored_dir(rel_dir, is_dir=True)
+        paths = [
+            path
+            for path in list_workspace_files(self.root, vendored=vendored)
+            if path.startswith(prefix)
+        ]
         hidden = self.invisible_paths(paths)
         return [path for path in paths if path not in hidden] if hidden else paths
 

@@ -58,14 +58,17 @@ class Toolbox:
         max_output_chars: int = TOOL_OUTPUT_MAX_CHARS,
         use_ripgrep: bool = True,
         symbols: SymbolSource | None = None,
+        vendored: bool = False,
     ) -> None:
         """`use_ripgrep=False` forces the pure-Python Grep (tests, machines without rg);
-        `symbols` is the workspace's structural index (find_symbol, outline)."""
+        `symbols` is the workspace's structural index (find_symbol, outline); `vendored`
+        lists vendored directories too (`live_memory.vendored`)."""
         real = os.path.realpath(root)
         self._scope = Scope(
             root=root if str(root) == real else Path(real),  # the workspace's own Path object
             secret_patterns=tuple(secret_patterns),
             file_globs=tuple(file_globs),
+            vendored=vendored,
         )
         self._max_output_chars = max_output_chars
         binary = find_ripgrep() if use_ripgrep else None

@@ -32,15 +32,16 @@ def build_directory_tree(
     *,
     secret_patterns: Sequence[str] = DEFAULT_SECRET_PATH_PATTERNS,
     file_globs: Sequence[str] = (),
+    vendored: bool = False,
 ) -> str:
     """An indented tree of the workspace's files, at most `max_chars` long.
 
     Secret files and git's own are left out; with `file_globs` only matching files are listed
-    (see `live_memory.path_glob`). When truncated, a closing note says how many files are not
-    listed.
+    (see `live_memory.path_glob`); vendored directories only with `vendored`. When truncated,
+    a closing note says how many files are not listed.
     """
     scope = Scope(Path(os.path.realpath(root)), tuple(secret_patterns), tuple(file_globs))
-    files = list_workspace_files(root)
+    files = list_workspace_files(root, vendored=vendored)
     hidden = scope.invisible_paths(files)
     return render_tree([path for path in files if path not in hidden], max_chars)
 

@@ -1,4 +1,4 @@
-"""Which watched paths matter: workspace files in scope, not `.git` internals.
+"""Which watched paths matter: workspace files in scope, not `.git` internals, not vendored.
 
 Inside `.git` only the files whose change can mean "HEAD moved" (HEAD itself, refs, packed
 refs) are kept, and all of them collapse onto one key, `HEAD_MARKER`, so a burst of ref
@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 
 from live_memory.path_glob import glob_set
+from live_memory.vendored import in_vendored_dir
 
 __all__ = ["HEAD_MARKER", "PathFilter"]
 
@@ -34,10 +35,14 @@ def _is_ref_movement(inside_git: list[str]) -> bool:
 class PathFilter:
     """Maps absolute event paths to workspace-relative ones and drops those that do not matter."""
 
-    def __init__(self, root: str, file_globs: Sequence[str] = ()) -> None:
+    def __init__(
+        self, root: str, file_globs: Sequence[str] = (), *, vendored: bool = False
+    ) -> None:
         self.root = os.path.normpath(root)
         self._prefix = self.root.rstrip("/") + "/"
         self.file_globs = tuple(file_globs)
+        self.vendored = vendored
+        """Watch vendored directories too (`live_memory.vendored`)."""
 
     def relative(self, path: str) -> str | None:
         """The workspace-relative POSIX path, or None outside the root (or the root itself)."""
@@ -49,8 +54,15 @@ class PathFilter:
         return "/".join(parts)
 
     def in_scope(self, rel: str) -> bool:
-        """Does `rel` match a file glob (see `live_memory.path_glob`)? None = everything."""
+        """Does `rel` match a file glob (see `live_memory.path_glob`)? None = everything.
+        A file in a vendored directory never does (unless those are included)."""
+        if not self.vendored and in_vendored_dir(rel):
+            return False
         return not self.file_globs or glob_set(self.file_globs).matches(rel)
+
+    def skipped_dir(self, rel: str) -> bool:
+        """Is directory `rel` one the watcher leaves alone for its name (vendored)?"""
+        return not self.vendored and in_vendored_dir(rel, is_dir=True)
 
     def classify(self, path: str, *, directory: bool = False) -> str | None:
         """The relative path to debounce, `HEAD_MARKER` for a ref movement, or None to drop.

@@ -61,11 +61,12 @@ class WatchedRoot:
         root: str,
         *,
         file_globs: tuple[str, ...] = (),
+        vendored: bool = False,
         quiet_s: float = C.WATCH_DEBOUNCE_S,
         max_delay_s: float = C.WATCH_MAX_DELAY_S,
         storm_paths: int = C.WATCH_STORM_PATHS,
     ) -> None:
-        self.filter = PathFilter(root, file_globs)
+        self.filter = PathFilter(root, file_globs, vendored=vendored)
         self.root = self.filter.root
         self.debouncer = Debouncer(quiet_s, max_delay_s)
         self.repos = RepoSet(self.root)
@@ -88,7 +89,7 @@ class WatchedRoot:
         """Root-relative directories to watch below (and including) `start`, breadth first.
 
         Iterative (a 10,000-level tree cannot exhaust the stack), never enters `.git`, a
-        symlink or an ignored directory; loads `.gitignore` files and registers nested
+        symlink, an ignored or a vendored directory; loads `.gitignore` files and registers nested
         repositories on the way, so their rules apply to what is below them.
         """
         queue: deque[str] = deque([start])
@@ -113,8 +114,14 @@ class WatchedRoot:
                 if not is_dir or name == ".git":
                     continue
                 child = f"{rel}/{name}" if rel else name
-                if not self.repos.ignored(child, is_dir=True, parent_ok=True):
+                if not self.skipped(child, parent_ok=True):
                     queue.append(child)
+
+    def skipped(self, rel_dir: str, *, parent_ok: bool = False) -> bool:
+        """Is directory `rel_dir` left unwatched: ignored by git, or vendored?"""
+        return self.filter.skipped_dir(rel_dir) or self.repos.ignored(
+            rel_dir, is_dir=True, parent_ok=parent_ok
+        )
 
     # --- events ----------------------------------------------------------------------------
     def record(

@@ -96,6 +96,48 @@ def test_the_default_server_url_follows_host_and_port_variables() -> None:
 
 
 @pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        (["status"], {"LIVE_MEMORY_PORT": "abc"}, "LIVE_MEMORY_PORT must be an integer 1-65535"),
+        (["status"], {"LIVE_MEMORY_HOST": "a b"}, "LIVE_MEMORY_HOST must be a name without"),
+        (
+            ["status", "--server", "http://127.0.0.1:abc"],
+            {},
+            "--server 'http://127.0.0.1:abc' is not a usable URL: its port must be a number",
+        ),
+        (["stats", "--server", "http://[::1"], {}, "--server 'http://[::1' is not a usable URL"),
+        (["ask", "q", "--server", "localhost:7711"], {}, "it must look like http://HOST:PORT"),
+        (["empty", "--all", "--server", "http://h:99999"], {}, "its port must be a number"),
+    ],
+)
+def test_a_bad_server_url_is_a_usage_error_not_a_traceback(
+    argv: list[str], env: dict[str, str], message: str
+) -> None:
+    result = cli(argv, env)
+    assert (result.code, result.out) == (2, "")
+    assert result.err.startswith("live-memory: ") and message in result.err, result.err
+    as_json = cli([*argv, "--json"], env)
+    assert as_json.code == 2
+    error = json.loads(as_json.out)["error"]
+    assert error["exit_code"] == 2 and message in error["message"] and error["status"] is None
+
+
+def test_a_bad_port_variable_gives_one_line_and_no_traceback_from_the_installed_command(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "live_memory.cli", "status"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO), "LIVE_MEMORY_PORT": "abc"},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr == "live-memory: LIVE_MEMORY_PORT must be an integer 1-65535, got abc\n"
+
+
+@pytest.mark.parametrize(
     "argv",
     [
         [],

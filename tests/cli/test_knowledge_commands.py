@@ -162,7 +162,7 @@ def test_import_reads_a_directory_and_posts_its_facts(workspace: Path, tmp_path:
     )
     assert human.code == machine.code == 0
     assert human.out.splitlines() == [
-        f"imported 3 of 4 facts read from {source} into {workspace}",
+        f"imported 3 of 4 facts read from {source} into {workspace} (1 already known)",
         "its ledger now holds 41 facts",
     ]
     assert json.loads(machine.out) == {
@@ -293,3 +293,75 @@ def test_import_then_export_round_trips_through_the_real_server(
     missing = cli(["export", "--cwd", str(unknown), "--out", str(tmp_path / "x"), "--server", url])
     assert missing.code == 1
     assert missing.err.endswith("(HTTP 404)\n")
+
+
+def _git_workspace(path: Path) -> Path:
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", str(path)], check=True, timeout=30)
+    return path
+
+
+def test_import_takes_a_hand_written_source_line_as_the_facts_source(
+    real_server: AppServer, tmp_path: Path
+) -> None:
+    workspace = _git_workspace(tmp_path / "hand")
+    notes = tmp_path / "notes.md"
+    notes.write_text(
+        "- Requests are routed in app/router.py\n  source: app/router.py\n", encoding="utf-8"
+    )
+    url = real_server.url
+    imported = cli(["import", str(notes), "--cwd", str(workspace), "--server", url])
+    assert imported.code == 0, imported.err
+    reply = real_server.request("GET", "/api/export", params={"cwd": str(workspace)}).json()
+    assert [(f["text"], f["sources"]) for f in reply["facts"]] == [
+        ("Requests are routed in app/router.py", [["app/router.py", ""]])
+    ]
+
+
+def test_importing_a_known_fact_again_says_it_was_already_known(
+    real_server: AppServer, tmp_path: Path
+) -> None:
+    workspace = _git_workspace(tmp_path / "again")
+    notes = tmp_path / "gotcha.md"
+    notes.write_text("- Tests need REDIS_URL set\n", encoding="utf-8")
+    argv = ["import", str(notes), "--cwd", str(workspace), "--server", real_server.url]
+    first = cli(argv)
+    assert first.code == 0, first.err
+    assert first.out.startswith(f"imported 1 of 1 fact read from {notes} into {workspace}\n")
+    again = cli(argv)
+    assert again.code == 0, again.err
+    assert again.out.startswith(
+        f"imported 0 of 1 fact read from {notes} into {workspace} (1 already known)\n"
+    )
+
+
+def test_importing_a_file_without_facts_is_an_error_and_sends_nothing(
+    real_server: AppServer, tmp_path: Path
+) -> None:
+    workspace = _git_workspace(tmp_path / "none")
+    notes = tmp_path / "empty.md"
+    notes.write_text("# Notes\n\nNothing here but prose.\n", encoding="utf-8")
+    argv = ["import", str(notes), "--cwd", str(workspace), "--server", real_server.url]
+    result = cli(argv)
+    assert result.code == 1 and result.out == ""
+    assert result.err.startswith(f"live-memory: no facts found in {notes}: a fact is a line")
+    as_json = cli([*argv, "--json"])
+    assert as_json.code == 1
+    assert json.loads(as_json.out)["error"]["message"].startswith("no facts found")
+    # Nothing was sent: the workspace was never created.
+    assert real_server.request("GET", "/stats", params={"cwd": str(workspace)}).status_code == 404
+
+
+def test_exporting_an_empty_ledger_writes_nothing_and_says_so(
+    real_server: AppServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = _git_workspace(tmp_path / "blank")
+    url = real_server.url
+    assert real_server.request("POST", "/clear", json={"cwd": str(workspace)}).status_code == 200
+    monkeypatch.chdir(workspace)  # the default output directory is under the current one
+    result = cli(["export", "--cwd", str(workspace), "--server", url])
+    assert result.code == 0, result.err
+    assert result.out == f"the memory of {workspace} holds no facts yet: nothing exported\n"
+    assert sorted(p.name for p in workspace.iterdir()) == [".git"]
+    as_json = json.loads(cli(["export", "--cwd", str(workspace), "--json", "--server", url]).out)
+    assert as_json["facts"] == 0 and as_json["files"] == []

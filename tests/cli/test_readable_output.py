@@ -185,3 +185,30 @@ def test_import_over_the_body_limit_reports_the_413(real_server: AppServer, tmp_
         ["import", str(source), "--cwd", str(repo), "--json", "--server", real_server.url]
     )
     assert json.loads(machine.out)["error"]["status"] == 413
+
+
+def test_status_is_all_words_with_the_server_and_the_endpoint_stats_shows(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+    env = {
+        "ANTHROPIC_API_KEY": "sk-ant-api03-" + "k" * 40,  # never used: nothing is asked
+        "ANTHROPIC_BASE_URL": "https://gateway.example/anthropic",
+        "LIVE_MEMORY_WATCHER": "os",
+    }
+    with AppServer(tmp_path / "data", env) as server:
+        server.request("POST", "/clear", json={"cwd": str(repo)}).raise_for_status()
+        status = cli(["status", "--server", server.url])
+        stats = json.loads(cli(["stats", "--json", "--cwd", str(repo), "--server", server.url]).out)
+    assert status.code == 0, status.err
+    lines = status.out.splitlines()
+    assert lines[0] == f"live-memory 0.1.0 at {server.url}: ok"
+    assert not [line for line in lines if "{" in line or "[" in line], lines  # no raw JSON
+    endpoint = next(line for line in lines if line.startswith("  endpoint "))
+    assert stats["endpoint"] == "https://gateway.example/anthropic"
+    assert endpoint.split()[1] == "https://gateway.example/anthropic,"
+    assert "  snapshots    written normally" in lines
+    assert any(line.startswith("  watcher      ") for line in lines)
+    assert f"  data dir     {tmp_path / 'data'}" in lines

@@ -16,6 +16,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 TOKEN = "tok-" + "q" * 28
 API_KEY = "sk-ant-api03-" + "k" * 40
+GATEWAY = "https://gateway.example/anthropic"  # never called: nothing is asked
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +25,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     data = tmp_path_factory.mktemp("config-server")
     env = {
         "ANTHROPIC_API_KEY": API_KEY,
+        "ANTHROPIC_BASE_URL": GATEWAY,
         "LIVE_MEMORY_MODEL": "claude-haiku-4-5",
         "LIVE_MEMORY_TOKEN": TOKEN,
     }
@@ -72,21 +74,23 @@ def test_config_get_reports_the_running_servers_values(
 def test_config_set_names_what_applied_what_needs_a_restart_and_what_is_overridden(
     server: ServerProcess, tmp_path: Path
 ) -> None:
-    argv = ["config", "set", "keep_warm=true", "port=7799", "model=other", "--server", server.url]
+    argv = ["config", "set", "keep_warm=true", "log_level=debug", "model=other"]
     # A terminal names the server's data dir itself: `set` never writes where a server says.
     shell = {**_shell(tmp_path), "LIVE_MEMORY_DATA_DIR": str(server.data_dir)}
-    result = cli(argv, shell)
+    result = cli([*argv, "--server", server.url], shell)
     assert result.code == 0, result.err
     config_file = server.data_dir / "config.json"
     assert result.out.splitlines() == [
-        f"wrote {config_file} (keep_warm, port, model); server reloaded; applied now: "
-        "keep_warm; needs a restart of the server: port",
+        f"wrote {config_file} (keep_warm, log_level, model); server reloaded; applied now: "
+        "keep_warm; needs a restart of the server: log_level",
         "note: model has no effect while the server's environment sets LIVE_MEMORY_MODEL "
         "(the environment wins over the config file)",
     ]
-    machine = cli(["config", "set", "port=", "model=", "--json", "--server", server.url], shell)
+    machine = cli(
+        ["config", "set", "log_level=", "model=", "--json", "--server", server.url], shell
+    )
     body = json.loads(machine.out)
-    assert body["restart_required"] == ["port"] and body["content"] == {"keep_warm": True}
+    assert body["restart_required"] == ["log_level"] and body["content"] == {"keep_warm": True}
     assert body["overridden_by_environment"] == {"model": "LIVE_MEMORY_MODEL"}
     got = cli(["config", "get", "keep_warm", "--server", server.url], _shell(tmp_path))
     assert got.out == "true\n"  # reloaded: the server reports the new value
@@ -113,3 +117,36 @@ def test_a_public_host_without_a_token_is_refused_before_writing(
     assert accepted.code == 0, accepted.err
     assert "needs a restart of the server: host" in accepted.out
     cli(["config", "set", "host=", "keep_warm=", "--server", server.url], _shell(tmp_path))
+
+
+def test_config_get_names_the_provider_variables_detection_took_values_from(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    reply = server.request("GET", "/config", headers={"Authorization": f"Bearer {TOKEN}"})
+    sources = reply.json()["sources"]
+    assert sources["api_key"] == "ANTHROPIC_API_KEY"
+    assert sources["base_url"] == "ANTHROPIC_BASE_URL"
+    assert sources["provider"] == "detected from ANTHROPIC_API_KEY"
+    lines = cli(["config", "get", "--server", server.url], _shell(tmp_path)).out.splitlines()
+    assert any(
+        line.split() == ["base_url", "=", GATEWAY, "#", "ANTHROPIC_BASE_URL"] for line in lines
+    ), lines
+
+
+def test_config_set_port_is_refused_saying_how_to_move_the_server_and_its_clients(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    config_file = server.data_dir / "config.json"
+    before = config_file.read_bytes() if config_file.exists() else None
+    result = cli(["config", "set", "port=8000", "--server", server.url], _shell(tmp_path))
+    assert (result.code, result.out) == (2, "")
+    assert "the CLI, the plugin's .mcp.json and its hooks find the server at LIVE_MEMORY_PORT" in (
+        result.err
+    )
+    assert "set LIVE_MEMORY_PORT=8000 where the server starts" in result.err
+    assert f"{config_file} is unchanged" in result.err
+    assert (config_file.read_bytes() if config_file.exists() else None) == before
+    as_json = cli(
+        ["config", "set", "port=8000", "--json", "--server", server.url], _shell(tmp_path)
+    )
+    assert json.loads(as_json.out)["error"]["exit_code"] == 2

@@ -37,6 +37,13 @@ VALID: list[tuple[str, str, str, object]] = [
     ("KEEP_WARM_MAX_IDLE_S", "600", "keep_warm_max_idle_s", 600.0),
     ("PRELOAD_GLOBS", "docs/*.md, README.md,,", "preload_globs", ("docs/*.md", "README.md")),
     ("FILE_GLOBS", "src/**/*.py", "file_globs", ("src/**/*.py",)),
+    ("INCLUDE_VENDORED", "true", "include_vendored", True),
+    (
+        "OPENAI_EXTRA_BODY",
+        '{"provider": {"order": ["a"]}}',
+        "openai_extra_body",
+        {"provider": {"order": ["a"]}},
+    ),
     ("PASSIVE_INGESTION", "0", "passive_ingestion", False),
     ("WATCHER", "os", "watcher", "os"),
     ("CANONICALIZE_WORKSPACE", "off", "canonicalize_workspace", False),
@@ -98,6 +105,10 @@ INVALID: list[tuple[str, str]] = [
     ("KEEP_WARM_MAX_IDLE_S", "soon"),
     ("PRELOAD_GLOBS", "/etc/*"),
     ("FILE_GLOBS", "~/secrets/*"),
+    ("INCLUDE_VENDORED", "maybe"),
+    ("OPENAI_EXTRA_BODY", "provider=x"),
+    ("OPENAI_EXTRA_BODY", "[1, 2]"),
+    ("OPENAI_EXTRA_BODY", '{"model": "other"}'),
     ("PASSIVE_INGESTION", "sometimes"),
     ("WATCHER", "inotify"),
     ("CANONICALIZE_WORKSPACE", "yesno"),
@@ -188,3 +199,10 @@ def test_defaults_come_from_constants(tmp_path: Path) -> None:
     assert settings.log_level == "info"
     assert settings.use_subscription is True
     assert settings.data_dir == tmp_path / "home" / ".local" / "share" / "live-memory"
+
+
+def test_openai_extra_body_errors_say_it_must_be_a_json_object(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"LIVE_MEMORY_OPENAI_EXTRA_BODY must be a JSON object"):
+        load(tmp_path, LIVE_MEMORY_OPENAI_EXTRA_BODY='"just a string"')
+    with pytest.raises(ConfigError, match=r"cannot set messages, model: Live Memory sends"):
+        load(tmp_path, LIVE_MEMORY_OPENAI_EXTRA_BODY='{"model": 1, "messages": []}')

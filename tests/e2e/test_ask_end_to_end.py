@@ -70,8 +70,16 @@ def test_relative_or_missing_cwd_is_a_clear_tool_error(
             server.url, "ask_live_memory", {"question": "", "cwd": str(repo)}
         )
         assert is_error and "question" in text
-        is_error, _ = call_tool(server.url, "ask_live_memory", {"question": "q?"})
-        assert is_error
+        is_error, text = call_tool(server.url, "ask_live_memory", {"question": "q?"})
+        assert is_error and text == (
+            "Error executing tool ask_live_memory: cwd is required: the absolute path of the "
+            "repository root"
+        )
+        is_error, text = call_tool(server.url, "ask_live_memory", {"cwd": str(repo)})
+        assert is_error and text.endswith(
+            "question is required: the question about the code, in plain words"
+        )
+        assert "pydantic" not in text
     assert fake.requests == []
 
 

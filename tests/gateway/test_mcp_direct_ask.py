@@ -107,7 +107,9 @@ def test_the_direct_way_gives_the_runners_bytes(
     caplog.set_level(logging.INFO)
     direct, runner, asked = _both_ways(outcome, ARGUMENTS, version)
     assert direct == runner
-    assert asked == [("where is frobnicate?", "/repo", None)] * 2  # both ways asked once
+    assert (
+        asked == [("where is frobnicate?", "/repo", 0)] * 2
+    )  # both ways asked once (0: the default)
     result = orjson.loads(direct)["result"]
     if isinstance(outcome, RuntimeError):  # a crash's own text stays in the log
         assert "secret" not in direct.decode()
@@ -127,13 +129,13 @@ def test_the_direct_way_gives_the_runners_bytes(
 def test_arguments_reach_the_service_as_sent(arguments: dict[str, Any]) -> None:
     direct, runner, asked = _both_ways("an answer", arguments, "2025-11-25")
     assert direct == runner
-    expected = (arguments["question"], arguments["cwd"], arguments.get("max_answer_tokens"))
+    expected = (arguments["question"], arguments["cwd"], arguments.get("max_answer_tokens", 0))
     assert asked == [expected, expected]
 
 
 def test_the_rule() -> None:
     plain = {"name": "ask_live_memory", "arguments": dict(ARGUMENTS)}
-    assert ask_call(plain) == ("where is frobnicate?", "/repo", None)
+    assert ask_call(plain) == ("where is frobnicate?", "/repo", 0)
     assert ask_call({**plain, "arguments": {**ARGUMENTS, "max_answer_tokens": 9}}) is not None
     # Everything the SDK might treat otherwise goes its way.
     assert ask_call({**plain, "name": "ask_live_memory_submit"}) is None

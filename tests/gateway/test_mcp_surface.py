@@ -74,6 +74,10 @@ def test_the_server_advertises_its_version_and_only_the_capabilities_it_has(
         0,
         C.MAX_ANSWER_TOKENS_CAP,
     )
+    # Its default is of its own type (a None default had put `"default": null` beside
+    # `"type": "integer"`), and means what the description says 0 means.
+    assert tokens["default"] == 0 and "0 or absent: the server default" in tokens["description"]
+    assert all(spec.get("default", 0) is not None for spec in schema["properties"].values())
     assert schema["properties"]["question"]["type"] == "string"
     assert "ABSOLUTE" in schema["properties"]["cwd"]["description"]
 

@@ -132,3 +132,22 @@ def test_many_added_files_mark_the_tree_stale(tmp_path: Path) -> None:
         watched.record("created", f"{root}/new/f{i}.py", float(i) * 10)
     flushed = watched.flush(10_000.0)
     assert len(flushed.changes) == 600 and flushed.tree_stale
+
+
+def test_vendored_directories_are_not_watched_and_their_events_are_dropped(
+    tmp_path: Path,
+) -> None:
+    root = make_repo(
+        tmp_path / "v",
+        {"src/a.py": "a\n", "node_modules/pkg/i.js": "x\n", ".venv/lib/s.py": "s\n"},
+    )  # no .gitignore names them
+    watched = WatchedRoot(str(root))
+    walked = set(watched.directories())
+    assert {"", "src"} <= walked
+    assert not {d for d in walked if d.startswith(("node_modules", ".venv"))}
+    watched.record("modified", f"{root}/node_modules/pkg/i.js", 0.0)
+    watched.record("modified", f"{root}/src/a.py", 0.0)
+    assert watched.flush(LATER).changes == [Change("src/a.py", "change")]
+
+    included = WatchedRoot(str(root), vendored=True)
+    assert {"node_modules/pkg", ".venv/lib"} <= set(included.directories())
