@@ -119,7 +119,8 @@ def _config_set(
         "--server",
         server.url,
     ]
-    environ = clean_env(server.data_dir / "home", **env)
+    # A terminal names the server's data dir itself: `set` never writes where a server says.
+    environ = clean_env(server.data_dir / "home", LIVE_MEMORY_DATA_DIR=str(server.data_dir), **env)
     return subprocess.run(
         argv, env=environ, capture_output=True, text=True, timeout=120, check=False
     )

@@ -138,7 +138,9 @@ def test_config_set_port_is_refused_saying_how_to_move_the_server_and_its_client
 ) -> None:
     config_file = server.data_dir / "config.json"
     before = config_file.read_bytes() if config_file.exists() else None
-    result = cli(["config", "set", "port=8000", "--server", server.url], _shell(tmp_path))
+    # A terminal names the server's data dir itself: `set` never writes where a server says.
+    shell = {**_shell(tmp_path), "LIVE_MEMORY_DATA_DIR": str(server.data_dir)}
+    result = cli(["config", "set", "port=8000", "--server", server.url], shell)
     assert (result.code, result.out) == (2, "")
     assert "the CLI, the plugin's .mcp.json and its hooks find the server at LIVE_MEMORY_PORT" in (
         result.err
@@ -147,6 +149,6 @@ def test_config_set_port_is_refused_saying_how_to_move_the_server_and_its_client
     assert f"{config_file} is unchanged" in result.err
     assert (config_file.read_bytes() if config_file.exists() else None) == before
     as_json = cli(
-        ["config", "set", "port=8000", "--json", "--server", server.url], _shell(tmp_path)
+        ["config", "set", "port=8000", "--json", "--server", server.url], shell
     )
     assert json.loads(as_json.out)["error"]["exit_code"] == 2
