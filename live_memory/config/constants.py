@@ -434,6 +434,7 @@ INDEX_SQLITE_CACHE_KIB: Final = 8_192
 # workspaces from +13.9 to +10.6 MB of RSS past a warm-up (bench/workspaces_at_scale.py).
 INDEX_OPEN_DATABASES_MAX: Final = 8
 INDEX_QUEUE_MAX: Final = 4_096  # incremental updates waiting for the index thread
+INDEX_QUEUE_MAX_CONTENT_BYTES: Final = 8 * 1024 * 1024  # teed bytes they hold; past it: from disk
 # The index database's WAL is checkpointed by the index thread when its queue is empty and
 # this many write transactions are in the WAL (never inside an update: SQLite's automatic
 # 4 MB checkpoint made one ~2 ms update take 40-90 ms), and at the latest after
