@@ -128,6 +128,9 @@ RECENT_QA_KEPT_AT_COMPACTION: Final = 2  # Q/A pairs tier 2 keeps verbatim
 SUMMARY_MAX_CHUNKS_PER_COMPACTION: Final = 4  # tier 2 folds at most this many chunks per run
 DELTA_REFREEZE_SHARE: Final = 0.25  # deltas past this share of the window: re-freeze instead
 MANIFEST_MAX_FILES: Final = 20_000  # files a window remembers; the LRU bare entry goes first
+# The manifest's lines, at most this share of the window (nominal chars per token): a long
+# session reads thousands of distinct files, and 20,000 paths were 1.2-3.4x a 200k window.
+MANIFEST_MAX_SHARE: Final = 0.10
 FALLBACK_CONTEXT_TOKENS: Final = 128_000
 
 # --- passive ingestion and watching ------------------------------------------------------
@@ -227,6 +230,9 @@ SNAPSHOT_FORMAT_VERSION: Final = 1
 SNAPSHOT_SUFFIX: Final = ".json"
 SNAPSHOT_UNSETTLED_SUFFIX: Final = ".pending"  # appended: a save waiting for its fsync
 SNAPSHOT_HEAD_BYTES: Final = 8192  # what listing the stored workspaces reads of each file
+# A snapshot larger is refused on restore (quarantined): one of a 1M-token window is ~5-10 MB,
+# and a tampered 100 MB history became one 26M-token prompt.
+SNAPSHOT_MAX_BYTES: Final = 32 * 1024 * 1024
 
 # --- actors -------------------------------------------------------------------------------
 PASSIVATE_AFTER_IDLE_S: Final = 900.0

@@ -2,8 +2,9 @@
 
 A snapshot is `{"format_version", "root", "saved_at", "state"}` written with orjson, in that
 key order, so `page_of_roots` reads a root from the head of a file without parsing its state.
-A file that cannot be trusted (corrupt, another root, unknown format) is moved aside into
-`quarantine/` rather than deleted, so nothing a user had is lost silently.
+A file that cannot be trusted (corrupt, another root, unknown format, over SNAPSHOT_MAX_BYTES:
+no more is read of it) is moved aside into `quarantine/` rather than deleted, so nothing a
+user had is lost silently.
 
 A save is written in two steps, so that an answer waits only for the first: see
 snapshot_settling.py.
@@ -210,9 +211,11 @@ class SnapshotStore(Settling):
 
 
 def _read(path: Path) -> bytes | None:
-    """The file's bytes; None when there is none; SnapshotError when it cannot be read."""
+    """The file's bytes, at most one past SNAPSHOT_MAX_BYTES (`_state_of` refuses those);
+    None when there is none; SnapshotError when it cannot be read."""
     try:
-        return path.read_bytes()
+        with path.open("rb") as handle:
+            return handle.read(C.SNAPSHOT_MAX_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -221,6 +224,8 @@ def _read(path: Path) -> bytes | None:
 
 def _state_of(data: bytes, root: Path) -> dict[str, object] | tuple[str, str]:
     """A snapshot file's state, or (reason tag, explanation) when it cannot be used."""
+    if len(data) > C.SNAPSHOT_MAX_BYTES:
+        return "oversized", f"it is over SNAPSHOT_MAX_BYTES ({C.SNAPSHOT_MAX_BYTES} bytes)"
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError:
