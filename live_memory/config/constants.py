@@ -51,6 +51,10 @@ EDGE_HANDLE_CACHE_SIZE: Final = 4096  # cwd -> workspace actor handles the edge 
 NOTIFY_BATCH_DELAY_S: Final = 0.025
 NOTIFY_BATCH_MAX_EVENTS: Final = 256
 NOTIFY_BATCH_MAX_BYTES: Final = 4 * 1024 * 1024  # content bytes held by one batch
+# Content told to one workspace actor and not yet known applied (its mailbox); past it /notify
+# waits for the actor. 8 concurrent hooks teeing 96 KB reads outran it: +240 MB, /stats 504.
+NOTIFY_BACKLOG_MAX_BYTES: Final = 8 * 1024 * 1024
+NOTIFY_BACKLOG_WORKSPACES_MAX: Final = 1024  # actors whose backlog is counted at once
 RESOLVE_CACHE_SIZE: Final = 4096  # cwd -> workspace root resolutions the gateway remembers
 
 # --- questions and the agent loop ---------------------------------------------------------

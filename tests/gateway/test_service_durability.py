@@ -230,3 +230,34 @@ def test_a_tampered_oversized_snapshot_is_refused_and_the_server_answers(
     assert stats["questions_answered"] == 1
     quarantine = settings.snapshot_dir / "quarantine"
     assert [p.name.endswith(".oversized.json") for p in quarantine.iterdir()] == [True]
+
+
+def test_notifications_past_the_backlog_cap_wait_for_the_workspace_to_apply_them(
+    tmp_path: Path, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hooks faster than the workspace actor piled their content up in its mailbox (8
+    concurrent hooks of 96 KB reads: +240 MB, /stats timed out behind them): past the cap
+    the edge waits for the actor to apply the batch, which confirms all told before it."""
+    monkeypatch.setattr(C, "NOTIFY_BACKLOG_MAX_BYTES", 1024)
+    repo = make_repo(tmp_path / "repo", {"src/app.py": APP})
+    settings = _settings(tmp_path, fake)
+
+    def body(i: int) -> dict[str, object]:
+        event = {"path": f"src/f{i}.py", "kind": "read", "content": f"x = {i}\n" * 100}
+        return {"cwd": str(repo), "events": [event]}
+
+    async def scenario() -> tuple[list[object], int, object, dict[str, object]]:
+        service = LiveMemoryService(settings)
+        try:
+            await service.clear(str(repo))
+            told = [service.notify_held(body(i)) for i in range(3)]
+            waited = (await service.notify(body(2))).accepted
+            after = service.notify_held(body(3))
+            return told, waited, after, await service.stats(str(repo))
+        finally:
+            await service.shutdown()
+
+    told, waited, after, stats = asyncio.run(scenario())
+    assert [outcome is not None for outcome in told] == [True, True, False]
+    assert waited == 1 and after is not None  # applied, so the backlog was confirmed
+    assert stats["file_contexts"]["loaded"] == 4  # type: ignore[index]
