@@ -17,7 +17,9 @@ Prints, against a real `live-memory serve` and the scripted fake provider over H
 5. distinct-path floods into one git workspace (issue 31): 6,000 teed reads of 96 KB, each a
    different file on disk (target: RSS growth under 60 MB, `/stats` under 1 s), then 20,000
    small distinct paths (target: the window fill under the compaction threshold, and the
-   next question's prompt within the window).
+   next question's prompt within the window), then 3,000 distinct 96 KB reads from 8
+   concurrent hooks, faster than the workspace applies them (target: the same growth, and
+   `/stats` right after under 1 s).
 
     .venv/bin/python bench/memory_bounds.py [--overlap-s 60] [--skip rss,budget,plan,log,flood]
 
@@ -34,6 +36,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +58,7 @@ FLOOD_EVENTS, FLOOD_BYTES, FLOOD_BATCH = 2000, 200 * 1024, 10
 QUESTIONS, BIG_FILE_BYTES = 20, 180 * 1024
 DISTINCT_READS, DISTINCT_BYTES = 6000, 96 * 1024
 SMALL_PATHS, SMALL_BYTES, SMALL_BATCH = 20_000, 200, 50
+CONCURRENT_READS, CONCURRENT_HOOKS = 3000, 8
 CHARS_PER_TOKEN = 4.0
 
 
@@ -194,6 +198,7 @@ def flood_section(tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
             f"after {SMALL_PATHS:,} distinct small paths ({time.perf_counter() - start:.0f} s): "
             f"{_fill(stats)}; /stats {1000 * took:.0f} ms"
         )
+        _concurrent_reads(server.url, pid, reads)
         seen = len(fake.requests)
         reply = client.post(
             f"{server.url}/api/ask", json={"question": "What is in src?", "cwd": str(paths)}
@@ -210,6 +215,32 @@ def flood_section(tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
             f"({100 * sent / max(limit, 1):.0f} %); {_fill(stats)}, "
             f"{stats['compactions'] if stats else '?'} compaction(s)"
         )
+
+
+def _concurrent_reads(url: str, pid: int, root: Path) -> None:
+    """CONCURRENT_HOOKS clients teeing distinct 96 KB reads at once (faster than the
+    workspace applies them), then /stats at once."""
+    before = rss_mb(pid)
+    bodies = [_body(f"c{i}", DISTINCT_BYTES) for i in range(64)]
+
+    def hook(n: int) -> None:
+        with httpx.Client(timeout=60) as client:
+            for i in range(n, CONCURRENT_READS, CONCURRENT_HOOKS):
+                event = {"path": f"src/c{i}.py", "kind": "read", "content": bodies[i % 64] + str(i)}
+                _post(client, url, root, [event])
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(CONCURRENT_HOOKS) as pool:
+        list(pool.map(hook, range(CONCURRENT_HOOKS)))
+    posted = time.perf_counter() - start
+    with httpx.Client(timeout=60) as client:
+        stats, took = _timed_stats(client, url, root)
+    after = rss_mb(pid)
+    print(
+        f"after {CONCURRENT_READS:,} distinct 96 KB reads from {CONCURRENT_HOOKS} concurrent "
+        f"hooks ({posted:.0f} s): RSS {after - before:+.1f} MB; /stats "
+        f"{'answered' if stats else 'FAILED'} in {1000 * took:.0f} ms"
+    )
 
 
 def budget_section(tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
