@@ -13,9 +13,15 @@ Prints, against a real `live-memory serve` and the scripted fake provider over H
    process (target: under 50 ms at 10,000);
 4. the workspace's `notify_log` length while questions overlap and notifications keep coming,
    for `--overlap-s` seconds (default 60; target: bounded by the forks in flight). This part
-   runs the service in process, to read the actor's log.
+   runs the service in process, to read the actor's log;
+5. distinct-path floods into one git workspace (issue 31): 6,000 teed reads of 96 KB, each a
+   different file on disk (target: RSS growth under 60 MB, `/stats` under 1 s), then 20,000
+   small distinct paths (target: the window fill under the compaction threshold, and the
+   next question's prompt within the window), then 3,000 distinct 96 KB reads from 8
+   concurrent hooks, faster than the workspace applies them (target: the same growth, and
+   `/stats` right after under 1 s).
 
-    .venv/bin/python bench/memory_bounds.py [--overlap-s 60] [--skip rss,budget,plan,log]
+    .venv/bin/python bench/memory_bounds.py [--overlap-s 60] [--skip rss,budget,plan,log,flood]
 
 The machine is shared: run it once or twice and read the figures as indicative.
 """
@@ -25,10 +31,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import statistics
 import tempfile
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +50,15 @@ from live_memory.gateway import LiveMemoryService
 from live_memory.memory.compaction import Watermarks, evict_manifest_lru
 from live_memory.memory.window import Window
 from tests.support.fakes import FakeProvider, Text
+from tests.support.repo import make_repo
 from tests.support.server_process import ServerProcess
 
 TEED_READS, TEED_BYTES = 2000, 96 * 1024
 FLOOD_EVENTS, FLOOD_BYTES, FLOOD_BATCH = 2000, 200 * 1024, 10
 QUESTIONS, BIG_FILE_BYTES = 20, 180 * 1024
+DISTINCT_READS, DISTINCT_BYTES = 6000, 96 * 1024
+SMALL_PATHS, SMALL_BYTES, SMALL_BATCH = 20_000, 200, 50
+CONCURRENT_READS, CONCURRENT_HOOKS = 3000, 8
 CHARS_PER_TOKEN = 4.0
 
 
@@ -124,6 +136,111 @@ def rss_section(tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
             f"({after_flood - before:+.1f} MB from the start); "
             f"{_held(_stats(client, server.url, flood))}"
         )
+
+
+def _timed_stats(client: httpx.Client, url: str, cwd: Path) -> tuple[dict[str, Any] | None, float]:
+    """/stats and how long it took (None: it did not answer 200)."""
+    started = time.perf_counter()
+    reply = client.get(f"{url}/stats", params={"cwd": str(cwd)})
+    took = time.perf_counter() - started
+    return (reply.json() if reply.status_code == 200 else None), took
+
+
+def _fill(stats: dict[str, Any] | None) -> str:
+    if stats is None:
+        return "/stats did not answer"
+    context = stats["context"]
+    return f"{_held(stats)} ({context['used_tokens']:,} of {context['max_tokens']:,} tokens)"
+
+
+def flood_section(tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
+    reads = make_repo(tmp / "distinct", {"README.md": "# flood\n"})
+    paths = make_repo(tmp / "paths", {"README.md": "# flood\n"})
+    with ServerProcess(tmp / "data-flood", env) as server, httpx.Client(timeout=60) as client:
+        assert server.proc is not None
+        pid = server.proc.pid
+        for root in (reads, paths):  # a clear activates the workspace without a model call
+            client.post(f"{server.url}/clear", json={"cwd": str(root)}).raise_for_status()
+        before = rss_mb(pid)
+        print(f"RSS before: {before:.1f} MB")
+        start = time.perf_counter()
+        for i in range(DISTINCT_READS):
+            path = reads / "src" / f"pkg{i % 60}" / f"module_{i}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            content = _body(f"d{i}", DISTINCT_BYTES)
+            path.write_text(content, encoding="utf-8")  # a real session reads real files
+            event = {"path": str(path), "kind": "read", "content": content}
+            _post(client, server.url, reads, [event])
+            if (i + 1) % 2000 == 0:
+                print(f"  {i + 1:,} distinct reads: RSS {rss_mb(pid) - before:+.1f} MB")
+        stats, took = _timed_stats(client, server.url, reads)
+        after = rss_mb(pid)
+        print(
+            f"after {DISTINCT_READS:,} distinct teed reads of {DISTINCT_BYTES // 1024} KB "
+            f"({time.perf_counter() - start:.0f} s): RSS {after:.1f} MB ({after - before:+.1f} "
+            f"MB, target under +60); /stats {1000 * took:.0f} ms (target under 1 s); "
+            f"{_fill(stats)}"
+        )
+        shutil.rmtree(reads / "src", ignore_errors=True)
+        start = time.perf_counter()
+        for i in range(0, SMALL_PATHS, SMALL_BATCH):
+            events = [
+                {
+                    "path": f"src/area{j % 97}/sub{j % 13}/component_{j}_handler.py",
+                    "kind": "read",
+                    "content": _body(f"s{j}", SMALL_BYTES),
+                }
+                for j in range(i, i + SMALL_BATCH)
+            ]
+            _post(client, server.url, paths, events)
+        stats, took = _timed_stats(client, server.url, paths)
+        print(
+            f"after {SMALL_PATHS:,} distinct small paths ({time.perf_counter() - start:.0f} s): "
+            f"{_fill(stats)}; /stats {1000 * took:.0f} ms"
+        )
+        _concurrent_reads(server.url, pid, reads)
+        seen = len(fake.requests)
+        reply = client.post(
+            f"{server.url}/api/ask", json={"question": "What is in src?", "cwd": str(paths)}
+        )
+        calls = [r for r in fake.requests[seen:] if r.body.get("tools")]
+        if reply.status_code != 200 or not calls:
+            print(f"the question after the flood failed: {reply.status_code} {reply.text[:200]}")
+            return
+        sent = int(_prompt_chars(calls[0].body) / CHARS_PER_TOKEN)
+        stats, _ = _timed_stats(client, server.url, paths)
+        limit = stats["context"]["max_tokens"] if stats else 0
+        print(
+            f"the next question's prompt: {sent:,} tokens sent of a {limit:,}-token window "
+            f"({100 * sent / max(limit, 1):.0f} %); {_fill(stats)}, "
+            f"{stats['compactions'] if stats else '?'} compaction(s)"
+        )
+
+
+def _concurrent_reads(url: str, pid: int, root: Path) -> None:
+    """CONCURRENT_HOOKS clients teeing distinct 96 KB reads at once (faster than the
+    workspace applies them), then /stats at once."""
+    before = rss_mb(pid)
+    bodies = [_body(f"c{i}", DISTINCT_BYTES) for i in range(64)]
+
+    def hook(n: int) -> None:
+        with httpx.Client(timeout=60) as client:
+            for i in range(n, CONCURRENT_READS, CONCURRENT_HOOKS):
+                event = {"path": f"src/c{i}.py", "kind": "read", "content": bodies[i % 64] + str(i)}
+                _post(client, url, root, [event])
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(CONCURRENT_HOOKS) as pool:
+        list(pool.map(hook, range(CONCURRENT_HOOKS)))
+    posted = time.perf_counter() - start
+    with httpx.Client(timeout=60) as client:
+        stats, took = _timed_stats(client, url, root)
+    after = rss_mb(pid)
+    print(
+        f"after {CONCURRENT_READS:,} distinct 96 KB reads from {CONCURRENT_HOOKS} concurrent "
+        f"hooks ({posted:.0f} s): RSS {after - before:+.1f} MB; /stats "
+        f"{'answered' if stats else 'FAILED'} in {1000 * took:.0f} ms"
+    )
 
 
 def budget_section(tmp: Path, fake: FakeProvider, env: dict[str, str]) -> None:
@@ -304,7 +421,7 @@ def _notify_log_sample() -> tuple[int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--overlap-s", type=float, default=60.0)
-    parser.add_argument("--skip", default="", help="comma-separated: rss,budget,plan,log")
+    parser.add_argument("--skip", default="", help="comma-separated: rss,budget,plan,log,flood")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     tmp = Path(tempfile.mkdtemp(prefix="lm-bounds-"))
@@ -324,6 +441,9 @@ def main() -> None:
         if "log" not in skip:
             print("== notify_log under overlapping questions")
             log_section(tmp, fake, args.overlap_s)
+        if "flood" not in skip:
+            print("== distinct-path floods")
+            flood_section(tmp, fake, env)
 
 
 if __name__ == "__main__":

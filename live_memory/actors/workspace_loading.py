@@ -84,6 +84,8 @@ class WorkspaceLoader:
             manifest_debounce_s=C.MANIFEST_SNAPSHOT_DEBOUNCE_S,
             notify_log_max_bytes=C.NOTIFY_LOG_MAX_BYTES,
             max_ledger_facts=settings.max_ledger_facts,
+            compaction_threshold=settings.compaction_threshold,
+            compaction_floor=settings.compaction_floor,
         )
 
     def new_state(self) -> WorkspaceState:
@@ -101,11 +103,22 @@ class WorkspaceLoader:
             counters = body.get("counters", {})
             # The store is where facts live, the snapshot the window's projection of it.
             store_learnt(self.services, self.root, window.ledger)
-            self.state.restore(
+            fitted = self.state.restore(
                 window,
                 WorkspaceCounters.from_state(counters if isinstance(counters, dict) else {}),
                 int(str(body.get("version", 0))),
             )
+            if fitted.evicted or fitted.turns:
+                logger.warning(
+                    "snapshot of %s was ~%d tokens, past this window's compaction threshold "
+                    "(%d tokens): fitted to ~%d by forgetting %d file(s) and %d old turn(s)",
+                    self.root,
+                    fitted.tokens_before,
+                    self.limits().watermarks.trigger_tokens,
+                    fitted.tokens_after,
+                    fitted.evicted,
+                    fitted.turns,
+                )
             self.state.restore_fresh(body)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             logger.warning("snapshot of %s is malformed (%s); starting empty", self.root, exc)

@@ -53,6 +53,10 @@ EDGE_HANDLE_CACHE_SIZE: Final = 4096  # cwd -> workspace actor handles the edge 
 NOTIFY_BATCH_DELAY_S: Final = 0.025
 NOTIFY_BATCH_MAX_EVENTS: Final = 256
 NOTIFY_BATCH_MAX_BYTES: Final = 4 * 1024 * 1024  # content bytes held by one batch
+# Content told to one workspace actor and not yet known applied (its mailbox); past it /notify
+# waits for the actor. 8 concurrent hooks teeing 96 KB reads outran it: +240 MB, /stats 504.
+NOTIFY_BACKLOG_MAX_BYTES: Final = 8 * 1024 * 1024
+NOTIFY_BACKLOG_WORKSPACES_MAX: Final = 1024  # actors whose backlog is counted at once
 RESOLVE_CACHE_SIZE: Final = 4096  # cwd -> workspace root resolutions the gateway remembers
 
 # --- questions and the agent loop ---------------------------------------------------------
@@ -120,6 +124,9 @@ RECENT_QA_KEPT_AT_COMPACTION: Final = 2  # Q/A pairs tier 2 keeps verbatim
 SUMMARY_MAX_CHUNKS_PER_COMPACTION: Final = 4  # tier 2 folds at most this many chunks per run
 DELTA_REFREEZE_SHARE: Final = 0.25  # deltas past this share of the window: re-freeze instead
 MANIFEST_MAX_FILES: Final = 20_000  # files a window remembers; the LRU bare entry goes first
+# The manifest's lines, at most this share of the window (nominal chars per token): a long
+# session reads thousands of distinct files, and 20,000 paths were 1.2-3.4x a 200k window.
+MANIFEST_MAX_SHARE: Final = 0.10
 FALLBACK_CONTEXT_TOKENS: Final = 128_000
 
 # --- passive ingestion and watching ------------------------------------------------------
@@ -220,6 +227,9 @@ SNAPSHOT_FORMAT_VERSION: Final = 1
 SNAPSHOT_SUFFIX: Final = ".json"
 SNAPSHOT_UNSETTLED_SUFFIX: Final = ".pending"  # appended: a save waiting for its fsync
 SNAPSHOT_HEAD_BYTES: Final = 8192  # what listing the stored workspaces reads of each file
+# A snapshot larger is refused on restore (quarantined): one of a 1M-token window is ~5-10 MB,
+# and a tampered 100 MB history became one 26M-token prompt.
+SNAPSHOT_MAX_BYTES: Final = 32 * 1024 * 1024
 
 # --- actors -------------------------------------------------------------------------------
 PASSIVATE_AFTER_IDLE_S: Final = 900.0
@@ -427,6 +437,7 @@ INDEX_SQLITE_CACHE_KIB: Final = 8_192
 # workspaces from +13.9 to +10.6 MB of RSS past a warm-up (bench/workspaces_at_scale.py).
 INDEX_OPEN_DATABASES_MAX: Final = 8
 INDEX_QUEUE_MAX: Final = 4_096  # incremental updates waiting for the index thread
+INDEX_QUEUE_MAX_CONTENT_BYTES: Final = 8 * 1024 * 1024  # teed bytes they hold; past it: from disk
 # The index database's WAL is checkpointed by the index thread when its queue is empty and
 # this many write transactions are in the WAL (never inside an update: SQLite's automatic
 # 4 MB checkpoint made one ~2 ms update take 40-90 ms), and at the latest after

@@ -22,7 +22,50 @@ from __future__ import annotations
 from live_memory.config import constants as C
 from live_memory.workspace import FileEvent
 
-__all__ = ["NotifyBatch"]
+__all__ = ["NotifyBacklog", "NotifyBatch", "content_chars"]
+
+
+def content_chars(events: tuple[FileEvent, ...] | list[FileEvent]) -> int:
+    return sum(len(e.content) for e in events if e.content is not None)
+
+
+class NotifyBacklog:
+    """Content told to each workspace actor (by its urn) and not yet known applied.
+
+    A 200 for a held workspace is sent before its actor applies the events, so hooks faster
+    than the actor piled their content up in its mailbox (8 concurrent hooks teeing 96 KB
+    reads: +240 MB, and /stats, queued behind them, timed out). Past `max_bytes` the edge
+    sends the next batch with a reply and waits for it (service `notify`): the actor applies
+    in order, so that reply confirms everything told before it. On the event loop only.
+    At most NOTIFY_BACKLOG_WORKSPACES_MAX actors are counted (the oldest forgotten)."""
+
+    __slots__ = ("_applied", "_told", "max_bytes")
+
+    def __init__(self, max_bytes: int | None = None) -> None:
+        self.max_bytes = C.NOTIFY_BACKLOG_MAX_BYTES if max_bytes is None else max_bytes
+        self._told: dict[str, int] = {}
+        self._applied: dict[str, int] = {}
+
+    def full(self, urn: str) -> bool:
+        return self._told.get(urn, 0) - self._applied.get(urn, 0) >= self.max_bytes
+
+    def told(self, urn: str, chars: int) -> int:
+        """Count `chars` told to `urn`; returns the mark `applied` takes once they are."""
+        total = self._told.pop(urn, 0) + chars
+        self._told[urn] = total  # most recently told last
+        if len(self._told) > C.NOTIFY_BACKLOG_WORKSPACES_MAX:
+            oldest = next(iter(self._told))
+            del self._told[oldest]
+            self._applied.pop(oldest, None)
+        return total
+
+    def applied(self, urn: str, mark: int) -> None:
+        """Everything told to `urn` up to `mark` was applied."""
+        if mark >= self._told.get(urn, 0):
+            self._told.pop(urn, None)
+            self._applied.pop(urn, None)
+        else:
+            self._applied[urn] = max(self._applied.get(urn, 0), mark)
 
 
 class NotifyBatch:
@@ -53,7 +96,7 @@ class NotifyBatch:
         else:
             entries.append((cwd, list(events)))
         self._count += len(events)
-        self._bytes += sum(len(e.content) for e in events if e.content is not None)
+        self._bytes += content_chars(events)
         return self._count >= self.max_events or self._bytes >= self.max_bytes
 
     def take(self) -> list[tuple[str, tuple[FileEvent, ...]]]:

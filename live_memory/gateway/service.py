@@ -40,6 +40,7 @@ from live_memory.errors import (
 )
 from live_memory.gateway import ask_arguments
 from live_memory.gateway.bodies import import_body, transcript_body
+from live_memory.gateway.notify_batch import content_chars
 from live_memory.gateway.notify_parse import parse_notify
 from live_memory.gateway.service_server import ServerSide
 from live_memory.knowledge import digest_transcript, health_banner
@@ -119,7 +120,9 @@ class LiveMemoryService(ServerSide):
     def notify_held(self, body: object, *, gather: bool = True) -> NotifyOutcome | None:
         """/notify without waiting on the workspace: parse the body (raising InputError or
         PayloadTooLarge) and hand the events to a workspace actor this edge holds a live
-        handle for. None when it holds none: `notify` resolves the workspace first.
+        handle for. None when it holds none: `notify` resolves the workspace first; None
+        too while that actor is NOTIFY_BACKLOG_MAX_BYTES of content behind: `notify` then
+        waits for it to apply the batch (backpressure instead of a growing mailbox).
 
         What the 200 then promises: the batch was valid and is queued for the loaded
         workspace, so it is applied before any later request to that workspace is handled
@@ -132,26 +135,40 @@ class LiveMemoryService(ServerSide):
         cwd, events = parse_notify(body, max_events=self.settings.max_notify_events)
         if not events:
             return NotifyOutcome(0, 0)
+        ref = self._handles.get(cwd)
+        if ref is not None and self._backlog.full(ref.actor_urn):
+            return None  # the actor is behind: `notify` waits for it to apply this batch
         if gather:
             held = self._gather_held(cwd, tuple(events))
         else:
             if self._batch:
                 self.flush_notifications()  # keep the order with gathered ones
             held = self._tell_held(cwd, Notify(tuple(events)))
-        return NotifyOutcome(len(events), 0) if held else None
+        if not held:
+            return None
+        if ref is not None:
+            self._backlog.told(ref.actor_urn, content_chars(events))
+        return NotifyOutcome(len(events), 0)
 
     async def notify(self, body: object) -> NotifyOutcome:
         held = self.notify_held(body, gather=False)
         if held is not None:
             return held
         cwd, events = parse_notify(body, max_events=self.settings.max_notify_events)
+        ref = self._handles.get(cwd)
+        mark = self._backlog.told(ref.actor_urn, content_chars(events)) if ref else None
         try:
             # A workspace is created by a question, never by a notification (the design's
             # "/notify only applies to an already-loaded workspace"): one with neither live
             # state nor a snapshot ignores them. Counted by the actor itself.
-            return await self._call(cwd, lambda r: Notify(tuple(events), r), activate=False)
+            outcome: NotifyOutcome = await self._call(
+                cwd, lambda r: Notify(tuple(events), r), activate=False
+            )
         except UnknownWorkspace:
             return NotifyOutcome(0, len(events))
+        if ref is not None and mark is not None:  # applied in order: all told before it too
+            self._backlog.applied(ref.actor_urn, mark)
+        return outcome
 
     async def stats(self, cwd: object) -> dict[str, object]:
         return await self._call(cwd, GetStats, activate=False)

@@ -37,7 +37,7 @@ from live_memory.gateway import ask_arguments
 from live_memory.gateway.blocking import BlockingCalls
 from live_memory.gateway.bridge import wait_reply
 from live_memory.gateway.jobs import JobRunner
-from live_memory.gateway.notify_batch import NotifyBatch
+from live_memory.gateway.notify_batch import NotifyBacklog, NotifyBatch
 from live_memory.index import SymbolIndexes
 from live_memory.knowledge import EndpointNotes, FactStore, TranscriptQueue, UsageLedger
 from live_memory.memory import Snapshots, SnapshotStore
@@ -126,6 +126,8 @@ class ServiceBase:
         ops). Weak, so a passivated actor's mailbox is freed with it instead of living on here;
         one shared callback drops a dead entry (a closure per cwd cost ~320 B an active one)."""
         self._batch = NotifyBatch()
+        self._backlog = NotifyBacklog()
+        """Content told to each held actor, not yet known applied (gateway/notify_batch)."""
         """Held workspaces' notifications not yet told (gateway/notify_batch; loop only)."""
         self._batch_timer: asyncio.TimerHandle | None = None
         for root in self.stores.transcripts.workspaces_with_pending():

@@ -6,7 +6,9 @@ low-priority daemon thread, never on the actor pool or the event loop:
 
 - incremental updates (teed content, the tools' reads, notifications, the watcher) go first;
   submitting one is an O(1) append to a bounded queue, so /notify never waits on a parse (a
-  full queue drops the update: the next background pass re-checks the file). A file already
+  full queue drops the update: the next background pass re-checks the file). The teed bytes
+  the queue holds are capped too (INDEX_QUEUE_MAX_CONTENT_BYTES): past it an update waits
+  without them and the thread reads the file from disk, as for a notification. A file already
   waiting keeps its place and takes the newer update: each update sets the file's rows from
   its own source, so the last one alone gives the same rows, and a burst of events for one
   file (a batch of hook requests, a save seen by the hook and the watcher) costs one;
@@ -60,6 +62,8 @@ class SymbolIndexes:
         self._completions = threading.Condition()
         """Shared by every index's `completed` flag (never `_cond`: a waiter on it could take
         the notify meant for the index thread)."""
+        self._content_bytes = 0
+        """Teed bytes held by the waiting updates (at most INDEX_QUEUE_MAX_CONTENT_BYTES)."""
         self.dropped_updates = 0
         self._pass_owner: WorkspaceIndex | None = None
         """The index whose pass slice the thread took last (`_released`)."""
@@ -113,6 +117,7 @@ class SymbolIndexes:
                 mine = id(index)
                 self._updates = deque(k for k in self._updates if k[0] != mine)
                 self._waiting = {k: job for k, job in self._waiting.items() if k[0] != mine}
+                self._content_bytes = sum(_size(job[2]) for job in self._waiting.values())
         if index is not None:
             index.store.close()
 
@@ -157,10 +162,22 @@ class SymbolIndexes:
                     self.dropped_updates += 1
                     return False
                 self._updates.append(key)
+            else:
+                self._content_bytes -= _size(self._waiting[key][2])
+            if self._content_bytes + _size(content) > C.INDEX_QUEUE_MAX_CONTENT_BYTES:
+                # A flood of distinct teed files outruns the thread: their bytes waiting here
+                # were the server's growth (2,000 x 96 KB: +190 MB). The file is on disk.
+                content = None
+            self._content_bytes += _size(content)
             self._waiting[key] = (index, path, content)  # the newest update of the file
             self._idle.clear()
             self._cond.notify()
         return True
+
+    @property
+    def queued_content_bytes(self) -> int:
+        """Teed bytes the waiting updates hold (at most INDEX_QUEUE_MAX_CONTENT_BYTES)."""
+        return self._content_bytes
 
     def delete_closed(self) -> int:
         """Delete the database of every workspace whose index is not open (`clear --all`);
@@ -204,7 +221,9 @@ class SymbolIndexes:
         with self._cond:
             while not self._stopped:
                 if self._updates:
-                    return self._waiting.pop(self._updates.popleft())
+                    job = self._waiting.pop(self._updates.popleft())
+                    self._content_bytes -= _size(job[2])
+                    return job
                 if self._passes:
                     key = next(iter(self._passes))
                     work = self._passes.pop(key)
@@ -251,6 +270,10 @@ class SymbolIndexes:
             used = time.thread_time() - cpu
             if self._cpu_share < 1.0 and used > 0:
                 time.sleep(used * (1.0 / self._cpu_share - 1.0))
+
+
+def _size(content: bytes | None) -> int:
+    return len(content) if content is not None else 0
 
 
 def _begun(work: Generator[None, None, None]) -> bool:

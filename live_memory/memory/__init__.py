@@ -5,9 +5,11 @@ from __future__ import annotations
 from live_memory.memory.commit import CommitOutcome, decide_commit
 from live_memory.memory.compaction import (
     DistillGate,
+    Fitted,
     Watermarks,
     apply_eviction,
     chunk_turns,
+    fit_window,
     needs_compaction,
     plan_eviction,
     split_history_for_summary,
@@ -45,6 +47,7 @@ __all__ = [
     "CommitOutcome",
     "DistillGate",
     "FileContext",
+    "Fitted",
     "Hints",
     "Ingestor",
     "LedgerFact",
@@ -66,6 +69,7 @@ __all__ = [
     "fact_signature",
     "fact_words",
     "facts_from_state",
+    "fit_window",
     "held_bytes_cap",
     "needs_compaction",
     "normalise_fact",

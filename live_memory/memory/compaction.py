@@ -23,11 +23,13 @@ from live_memory.memory.window import Window
 __all__ = [
     "DistillGate",
     "EvictionPlan",
+    "Fitted",
     "Watermarks",
     "apply_eviction",
     "chunk_turns",
     "drop_content",
     "evict_manifest_lru",
+    "fit_window",
     "needs_compaction",
     "plan_eviction",
     "select_lru_content",
@@ -51,8 +53,9 @@ class Watermarks:
 
 
 def needs_compaction(window: Window, marks: Watermarks) -> bool:
-    """The prompt as it would be sent (deltas included) is past the threshold."""
-    return window.estimated_tokens() > marks.trigger_tokens
+    """The prompt as it would be sent (deltas included), or as the next freeze would render
+    it (files first seen since the last one), is past the threshold."""
+    return window.fill_tokens() > marks.trigger_tokens
 
 
 def _excess_chars(window: Window, marks: Watermarks) -> int:
@@ -109,6 +112,45 @@ def apply_eviction(window: Window, plan: EvictionPlan) -> None:
         window.shed_content(ctx.path)
     for path in plan.evict:
         window.evict(path)
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """What `fit_window` took out of a window."""
+
+    evicted: int = 0
+    """Manifest entries forgotten (held content among them shed first)."""
+    turns: int = 0
+    """History turns dropped, oldest first, without a summary."""
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+def fit_window(window: Window, marks: Watermarks) -> Fitted:
+    """A window past the threshold brought to the floor without a model call: tiers 0 and 1
+    (content shed, manifest entries evicted, least recently used first), then the oldest
+    history turns dropped unsummarised, whole Q/A pairs. For a window restored under a
+    smaller limit than it was saved with, or from a tampered snapshot: nothing may reach
+    the model past its limit, and a summary of megabytes is no call to make on restore
+    (the facts learnt from those turns are in the ledger and the store already).
+
+    O(n log n) in the files, O(n) in the turns. No-op (an empty `Fitted`) under the
+    threshold."""
+    before = window.fill_tokens()
+    if before <= marks.trigger_tokens:
+        return Fitted(tokens_before=before, tokens_after=before)
+    plan = plan_eviction(window, marks)
+    apply_eviction(window, plan)
+    need = _excess_chars(window, marks)
+    turns = list(window.history)
+    cut = 0
+    while cut < len(turns) and need > 0:
+        need -= len(turns[cut].text)
+        cut += 1
+    while cut < len(turns) and turns[cut].kind not in ("question", "retrieval"):
+        cut += 1  # never leave an answer without its question
+    dropped = window.drop_turns(turns[:cut]) if cut else 0
+    return Fitted(len(plan.evict), dropped, before, window.fill_tokens())
 
 
 def select_lru_content(window: Window, marks: Watermarks) -> list[FileContext]:

@@ -2,8 +2,9 @@
 
 A snapshot is `{"format_version", "root", "saved_at", "state"}` written with orjson, in that
 key order, so `page_of_roots` reads a root from the head of a file without parsing its state.
-A file that cannot be trusted (corrupt, another root, unknown format) is moved aside into
-`quarantine/` rather than deleted, so nothing a user had is lost silently.
+A file that cannot be trusted (corrupt, another root, unknown format, over SNAPSHOT_MAX_BYTES:
+no more is read of it) is moved aside into `quarantine/` rather than deleted, so nothing a
+user had is lost silently.
 
 A save is written in two steps, so that an answer waits only for the first: see
 snapshot_settling.py.
@@ -212,10 +213,11 @@ class SnapshotStore(Settling):
 
 
 def _read(path: Path) -> bytes | tuple[str, str] | None:
-    """The file's bytes; None when there is none; (reason tag, explanation) when it is not
-    a regular file (a FIFO would block the load); SnapshotError when it cannot be read."""
+    """The file's bytes, at most one past SNAPSHOT_MAX_BYTES (`_state_of` refuses those);
+    None when there is none; (reason tag, explanation) when it is not a regular file (a FIFO
+    would block the load); SnapshotError when it cannot be read."""
     try:
-        return read_regular(path, follow_symlinks=False)
+        return read_regular(path, C.SNAPSHOT_MAX_BYTES + 1, follow_symlinks=False)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -228,6 +230,8 @@ def _state_of(data: bytes | tuple[str, str], root: Path) -> dict[str, object] | 
     """A snapshot file's state, or (reason tag, explanation) when it cannot be used."""
     if isinstance(data, tuple):
         return data
+    if len(data) > C.SNAPSHOT_MAX_BYTES:
+        return "oversized", f"it is over SNAPSHOT_MAX_BYTES ({C.SNAPSHOT_MAX_BYTES} bytes)"
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError:

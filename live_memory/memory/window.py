@@ -75,7 +75,7 @@ class Window(WindowBudget):
         if held_cap is not None:
             self.shed_held(held_cap)
         if old is None:
-            self._bound_manifest()
+            self.bound_manifest()
         return True
 
     def held_content(self, path: str, sha256: str) -> str | None:
@@ -103,7 +103,7 @@ class Window(WindowBudget):
             # The frozen block (or an earlier delta) may still show the old bytes as current.
             self._pend(path, "content" if keep is not None else "stale")
         if old is None:
-            self._bound_manifest()
+            self.bound_manifest()
 
     def mark_stale(self, path: str) -> bool:
         """A known file changed on disk. True if the window knew it."""
@@ -187,13 +187,23 @@ class Window(WindowBudget):
             self.recently_modified.remove(path)
         return True
 
-    def _bound_manifest(self) -> None:
-        """At most MANIFEST_MAX_FILES entries: the least recently set bare entry goes first."""
-        while len(self._files) > C.MANIFEST_MAX_FILES:
-            path = self._files.oldest_bare() or self._files.oldest_held()
+    def bound_manifest(self, max_chars: int | None = None) -> int:
+        """At most MANIFEST_MAX_FILES entries and, with `max_chars`, at most that many
+        characters of manifest lines: tier 1's order, the least recently set bare entry
+        first, then held ones. Returns how many were evicted; O(1) each.
+
+        The frozen block keeps showing an evicted entry until the next freeze (the cached
+        prefix changes only then); the budget stops counting it for that freeze at once."""
+        files, evicted = self._files, 0
+        while len(files) > C.MANIFEST_MAX_FILES or (
+            max_chars is not None and files.manifest_chars > max_chars
+        ):
+            path = files.oldest_bare() or files.oldest_held()
             if path is None:
                 break
             self.evict(path)
+            evicted += 1
+        return evicted
 
     def drop_turns(self, turns: Iterable[Turn]) -> int:
         """Remove exactly these turns (by identity) from the history; returns how many."""

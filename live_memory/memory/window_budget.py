@@ -36,7 +36,14 @@ class WindowBudget(WindowFields):
         re-frozen when the deltas have passed `share` (what /stats reports as used)."""
         if self.would_refreeze(max_context_tokens, share):
             return self.refrozen_tokens()
-        return self.estimated_tokens()
+        return self.fill_tokens()
+
+    def fill_tokens(self) -> int:
+        """The window's fill as compaction reads it: the prompt as it stands, or the one the
+        next freeze would render when that is larger. Files first seen since the last freeze
+        are in no prompt yet, but every freeze from the next on lists them: a flood of
+        distinct paths must trigger the compaction that makes room for them."""
+        return int(max(self.prompt_chars(), self.refrozen_chars()) / self.chars_per_token)
 
     # --- measuring (O(1): every total is kept as it changes) -----------------------------
     def static_chars(self) -> int:

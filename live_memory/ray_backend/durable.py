@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from live_memory.actors import Promise, Route, WorkspaceActor, resolve
@@ -31,16 +31,7 @@ class Flush:
 class DurableWorkspaceActor(WorkspaceActor):
     def limits(self) -> Limits:
         # No debounce: a snapshot owed is written at the next tick or Flush, not seconds later.
-        base = super().limits()
-        return Limits(
-            concurrency=base.concurrency,
-            max_pending=base.max_pending,
-            max_context_tokens=base.max_context_tokens,
-            refreeze_delta_share=base.refreeze_delta_share,
-            manifest_debounce_s=0.0,
-            notify_log_max_bytes=base.notify_log_max_bytes,
-            max_ledger_facts=base.max_ledger_facts,
-        )
+        return replace(super().limits(), manifest_debounce_s=0.0)
 
     def handle(self, message: Any) -> None:
         if not isinstance(message, Flush):

@@ -13,7 +13,15 @@ import itertools
 from dataclasses import dataclass, field
 
 from live_memory.config import constants as C
-from live_memory.memory import DistillGate, Ingestor, Window, window_to_state
+from live_memory.memory import (
+    DistillGate,
+    Fitted,
+    Ingestor,
+    Watermarks,
+    Window,
+    fit_window,
+    window_to_state,
+)
 from live_memory.workspace.counters import WorkspaceCounters
 from live_memory.workspace.effects import Account, Persist
 from live_memory.workspace.freshness import FreshnessEvents
@@ -33,6 +41,18 @@ class Limits:
     manifest_debounce_s: float
     notify_log_max_bytes: int
     max_ledger_facts: int = C.MAX_LEDGER_FACTS
+    compaction_threshold: float = C.DEFAULT_COMPACTION_THRESHOLD
+    compaction_floor: float = C.DEFAULT_COMPACTION_FLOOR
+
+    @property
+    def manifest_max_chars(self) -> int:
+        """The manifest's cap (MANIFEST_MAX_SHARE of the window, nominal chars per token so
+        it does not drift with calibration)."""
+        return int(self.max_context_tokens * C.MANIFEST_MAX_SHARE * C.CHARS_PER_TOKEN)
+
+    @property
+    def watermarks(self) -> Watermarks:
+        return Watermarks(self.max_context_tokens, self.compaction_threshold, self.compaction_floor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +159,13 @@ class Durability(FreshnessEvents):
         return bool(self.in_flight)
 
     # --- restore ---------------------------------------------------------------------
-    def restore(self, window: Window, counters: WorkspaceCounters, version: int) -> None:
+    def restore(self, window: Window, counters: WorkspaceCounters, version: int) -> Fitted:
+        """Take up a snapshot's window, fitted to the current limits before anything is sent:
+        one saved under a larger window (or tampered with) is brought to the floor without
+        a model call (`fit_window`), its manifest within its cap. Returns what was cut."""
         self.window, self.counters, self.version = window, counters, version
+        window.bound_manifest(self.limits.manifest_max_chars)
+        return fit_window(window, self.limits.watermarks)
 
     @property
     def dirty(self) -> bool:

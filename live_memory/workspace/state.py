@@ -158,6 +158,7 @@ class WorkspaceState(Lifecycle):
             window.recently_modified = list(
                 dict.fromkeys([*window.recently_modified, *self.window.recently_modified])
             )
+            window.bound_manifest(self.limits.manifest_max_chars)  # the fork's reads too
             self.window = window
             self.version += 1
             self.current_score = outcome.exploration
@@ -241,6 +242,8 @@ class WorkspaceState(Lifecycle):
             if self.in_flight:
                 self.notify_log.append(event)
             self._after_event(rel, before, event.kind)
+        # After the batch, not per event: one comparison when under the cap.
+        self.window.bound_manifest(self.limits.manifest_max_chars)
         if accepted:
             self._changed(now)
         return NotifyOutcome(accepted, len(events) - accepted)

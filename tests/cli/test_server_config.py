@@ -148,7 +148,5 @@ def test_config_set_port_is_refused_saying_how_to_move_the_server_and_its_client
     assert "set LIVE_MEMORY_PORT=8000 where the server starts" in result.err
     assert f"{config_file} is unchanged" in result.err
     assert (config_file.read_bytes() if config_file.exists() else None) == before
-    as_json = cli(
-        ["config", "set", "port=8000", "--json", "--server", server.url], shell
-    )
+    as_json = cli(["config", "set", "port=8000", "--json", "--server", server.url], shell)
     assert json.loads(as_json.out)["error"]["exit_code"] == 2

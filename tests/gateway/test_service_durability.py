@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,10 +13,12 @@ import pytest
 
 from live_memory.atomic_file import write_atomically
 from live_memory.config import Settings, load_settings
+from live_memory.config import constants as C
 from live_memory.errors import AnswerNotPersisted
 from live_memory.gateway.service import LiveMemoryService
+from live_memory.memory import Window, window_to_state
 from live_memory.memory.snapshot_store import SnapshotStore
-from tests.support.fakes import FakeProvider, Text
+from tests.support.fakes import Error, FakeProvider, Text
 from tests.support.repo import make_repo
 
 APP = "def answer():\n    return 42\n"
@@ -41,11 +44,12 @@ def fake() -> Iterator[FakeProvider]:
         yield provider
 
 
-def _settings(tmp_path: Path, fake: FakeProvider) -> Settings:
+def _settings(tmp_path: Path, fake: FakeProvider, **extra: str) -> Settings:
     env = {
         "LIVE_MEMORY_DATA_DIR": str(tmp_path / "data"),
         "ANTHROPIC_API_KEY": "dummy-key",
         "ANTHROPIC_BASE_URL": fake.anthropic_base_url,
+        **extra,
     }
     return load_settings(env, home=tmp_path)
 
@@ -153,3 +157,107 @@ def test_a_notification_for_a_workspace_nobody_asked_about_creates_nothing(
 
     assert asyncio.run(scenario()) == (0, 2, 0)
     assert not SnapshotStore(settings.snapshot_dir).exists(repo)
+
+
+def _sent_tokens(body: dict[str, object]) -> int:
+    """A request's prompt as text (system, messages, tool definitions) / CHARS_PER_TOKEN."""
+    system = body.get("system") or []
+    chars = sum(len(b["text"]) for b in system) if isinstance(system, list) else len(str(system))
+    for message in body.get("messages", []):  # type: ignore[attr-defined]
+        content = message["content"]
+        texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content]
+        chars += sum(len(str(t)) for t in texts)
+    return int((chars + len(str(body.get("tools", "")))) / C.CHARS_PER_TOKEN)
+
+
+def _snapshot_with_history(settings: Settings, repo: Path, pairs: int, answer_chars: int) -> None:
+    """A snapshot as a server with a large window saves it: `pairs` Q/A turns."""
+    window = Window(str(repo))
+    for i in range(pairs):
+        window.append_qa(f"question {i}?", f"answer {i}: " + "word " * (answer_chars // 5))
+    SnapshotStore(settings.snapshot_dir).save(repo, window_to_state(window))
+
+
+def _ask_after_restart(settings: Settings, repo: Path) -> tuple[str, dict[str, object]]:
+    async def scenario() -> tuple[str, dict[str, object]]:
+        service = LiveMemoryService(settings)
+        try:
+            answer = (await service.ask("What does answer() return?", str(repo))).answer
+            return answer, await service.stats(str(repo))
+        finally:
+            await service.shutdown()
+
+    return asyncio.run(scenario())
+
+
+def test_a_window_saved_under_a_larger_limit_is_fitted_before_its_first_prompt(
+    tmp_path: Path, fake: FakeProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Saved with ~45k tokens of history under a 150k window, restored under 30k: the first
+    prompt the model receives is within 30k (it was sent at 45k when the summariser could not
+    fold the history), and the newest turns are kept."""
+    repo = make_repo(tmp_path / "repo", {"src/app.py": APP})
+    _snapshot_with_history(_settings(tmp_path, fake), repo, pairs=40, answer_chars=4_500)
+    settings = _settings(tmp_path, fake, LIVE_MEMORY_MAX_CONTEXT_TOKENS="30000")
+    # No summary to be had: the history cannot be folded by a model call before the prompt.
+    fake.responder = lambda recorded: (
+        Text("It returns 42.") if recorded.body.get("tools") else Error(400, message="no")
+    )
+    with caplog.at_level(logging.WARNING, logger="live_memory.actors.workspace_loading"):
+        answer, stats = _ask_after_restart(settings, repo)
+    assert answer == "It returns 42."
+    [first, *_] = [r.body for r in fake.requests if r.body.get("tools")]
+    assert _sent_tokens(first) <= 30_000
+    assert "answer 39:" in str(first["messages"]) and "answer 0:" not in str(first["messages"])
+    assert "fitted to" in caplog.text
+    assert stats["compactions"] == 0  # fitted on restore: no model call was needed for it
+
+
+def test_a_tampered_oversized_snapshot_is_refused_and_the_server_answers(
+    tmp_path: Path, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snapshot past SNAPSHOT_MAX_BYTES (a 100 MB history became one 26M-token prompt)
+    is quarantined unread; the workspace starts empty and answers within its window."""
+    monkeypatch.setattr(C, "SNAPSHOT_MAX_BYTES", 256 * 1024)
+    repo = make_repo(tmp_path / "repo", {"src/app.py": APP})
+    settings = _settings(tmp_path, fake, LIVE_MEMORY_MAX_CONTEXT_TOKENS="30000")
+    _snapshot_with_history(settings, repo, pairs=4, answer_chars=100_000)
+    fake.responder = lambda recorded: Text("It returns 42.")
+    answer, stats = _ask_after_restart(settings, repo)
+    assert answer == "It returns 42."
+    [first, *_] = [r.body for r in fake.requests if r.body.get("tools")]
+    assert _sent_tokens(first) <= 30_000 and "answer 3:" not in str(first["messages"])
+    assert stats["questions_answered"] == 1
+    quarantine = settings.snapshot_dir / "quarantine"
+    assert [p.name.endswith(".oversized.json") for p in quarantine.iterdir()] == [True]
+
+
+def test_notifications_past_the_backlog_cap_wait_for_the_workspace_to_apply_them(
+    tmp_path: Path, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hooks faster than the workspace actor piled their content up in its mailbox (8
+    concurrent hooks of 96 KB reads: +240 MB, /stats timed out behind them): past the cap
+    the edge waits for the actor to apply the batch, which confirms all told before it."""
+    monkeypatch.setattr(C, "NOTIFY_BACKLOG_MAX_BYTES", 1024)
+    repo = make_repo(tmp_path / "repo", {"src/app.py": APP})
+    settings = _settings(tmp_path, fake)
+
+    def body(i: int) -> dict[str, object]:
+        event = {"path": f"src/f{i}.py", "kind": "read", "content": f"x = {i}\n" * 100}
+        return {"cwd": str(repo), "events": [event]}
+
+    async def scenario() -> tuple[list[object], int, object, dict[str, object]]:
+        service = LiveMemoryService(settings)
+        try:
+            await service.clear(str(repo))
+            told = [service.notify_held(body(i)) for i in range(3)]
+            waited = (await service.notify(body(2))).accepted
+            after = service.notify_held(body(3))
+            return told, waited, after, await service.stats(str(repo))
+        finally:
+            await service.shutdown()
+
+    told, waited, after, stats = asyncio.run(scenario())
+    assert [outcome is not None for outcome in told] == [True, True, False]
+    assert waited == 1 and after is not None  # applied, so the backlog was confirmed
+    assert stats["file_contexts"]["loaded"] == 4  # type: ignore[index]

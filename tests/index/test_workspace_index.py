@@ -310,3 +310,35 @@ def test_updates_waiting_for_one_file_collapse_into_the_newest(
     assert parsed == ["app/core.py", "app/parse.py"]
     assert [r.location for r in index.find(f"version_{count - 1}")] == ["app/core.py:1"]
     assert index.find("version_0") == [] and index.find("load_config") == []
+
+
+def test_teed_bytes_waiting_for_the_index_thread_are_capped(
+    tmp_path: Path, indexes: SymbolIndexes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flood of distinct teed files outruns the index thread: the bytes waiting for it are
+    capped (past the cap an update waits without them), and the files still get indexed,
+    read from disk."""
+    cap = 64 * 1024
+    monkeypatch.setattr(C, "INDEX_QUEUE_MAX_CONTENT_BYTES", cap)
+    repo = make_repo(tmp_path / "repo", FILES)
+    index = _open(indexes, repo)
+    entered, release = threading.Event(), threading.Event()
+    original = index.update
+
+    def held(path: str, content: bytes | None = None) -> bool:
+        entered.set()
+        assert release.wait(30)
+        return original(path, content)
+
+    index.update = held  # type: ignore[method-assign]
+    indexes.submit(index, "app/core.py")
+    assert entered.wait(30)  # the thread is busy: what follows waits in the queue
+    for i in range(40):
+        text = "".join(f"def flood_{i}_{n}():\n    return {n}\n" for n in range(600))
+        (repo / f"app/flood_{i}.py").write_text(text, encoding="utf-8")
+        indexes.submit(index, f"app/flood_{i}.py", text.encode("utf-8"))
+        assert indexes.queued_content_bytes <= cap
+    release.set()
+    assert indexes.wait_idle(30)
+    assert indexes.queued_content_bytes == 0
+    assert [r.location for r in index.find("flood_39_0")] == ["app/flood_39.py:1"]

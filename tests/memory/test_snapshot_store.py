@@ -314,3 +314,21 @@ def test_a_fifo_in_place_of_a_snapshot_is_quarantined_without_blocking(tmp_path:
     assert len(quarantined(store)) == 2
     store.save(ROOT, {"n": 1})
     assert store.load(ROOT) == {"n": 1}
+
+
+def test_an_oversized_snapshot_is_refused_unread_and_quarantined(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tampered snapshot with a huge history is not parsed (only one byte past the cap is
+    read): it is set aside, logged, and the workspace starts without it."""
+    monkeypatch.setattr("live_memory.config.constants.SNAPSHOT_MAX_BYTES", 64 * 1024)
+    store = SnapshotStore(tmp_path)
+    store.save(ROOT, {"history": [{"role": "user", "kind": "question", "text": "x" * 70_000}]})
+    path = store.path_for(ROOT)
+    with caplog.at_level(logging.WARNING, logger="live_memory.memory.snapshot_store"):
+        assert store.load(ROOT) is None
+    [moved] = quarantined(store)
+    assert moved.name.endswith(".oversized.json") and not path.exists()
+    assert "SNAPSHOT_MAX_BYTES" in caplog.text
+    store.save(ROOT, {"n": 2})
+    assert store.load(ROOT) == {"n": 2}

@@ -5,17 +5,29 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
+from live_memory.config import constants as C
 from live_memory.errors import AnswerNotPersisted, ClientGone
+from live_memory.memory import (
+    Ingestor,
+    Watermarks,
+    Window,
+    needs_compaction,
+    window_from_state,
+    window_to_state,
+)
 from live_memory.workspace import (
     Account,
     CancelFork,
     Fail,
     FileEvent,
+    Limits,
     Persist,
     Question,
     Reply,
     StartFork,
     WantPassivation,
+    WorkspaceCounters,
+    WorkspaceState,
 )
 from tests.workspace.support import finish, make_state, of, persist_all
 
@@ -168,3 +180,89 @@ def test_a_wipe_drops_forks_taken_before_it_and_their_log(tmp_path: Path) -> Non
     assert of(Reply, effects)  # answered, but its window never lands on the wiped memory
     assert state.window.history == []
     assert state.counters.commits["race_dropped"] == 1
+
+
+SMALL = Limits(
+    concurrency=1,
+    max_pending=4,
+    max_context_tokens=4_000,
+    refreeze_delta_share=0.25,
+    manifest_debounce_s=5.0,
+    notify_log_max_bytes=64 * 1024,
+)
+
+
+def test_a_flood_of_distinct_reads_keeps_the_manifest_under_its_cap_least_recently_used_out(
+    tmp_path: Path,
+) -> None:
+    """Hundreds of distinct teed paths into a small window: the manifest stays within its
+    share of the window, the paths seen last (and one read again) are kept, the oldest go,
+    and no freeze would render past the compaction threshold."""
+    state = WorkspaceState(str(tmp_path), Ingestor(tmp_path, max_held_bytes=2_000), SMALL, 0.0)
+    state.window.freeze()
+    frozen = state.window.frozen
+    cap = SMALL.manifest_max_chars
+    for i in range(400):
+        event = FileEvent(f"src/pkg{i % 7}/module_{i}.py", "read", f"v = {i}\n")
+        state.notify((event,), now=float(i))
+        if i % 50 == 0:  # an agent going back to a file it read first
+            state.notify((FileEvent("src/pkg0/module_0.py", "read", "v = 0\n"),), now=float(i))
+        assert state.window.files.manifest_chars <= cap
+    window = state.window
+    assert 20 < len(window.files) < 400
+    assert "src/pkg0/module_0.py" in window.files and "src/pkg0/module_399.py" in window.files
+    assert "src/pkg1/module_1.py" not in window.files
+    assert window.frozen == frozen  # the cached prefix changes only at a freeze
+    sent = window.copy()
+    sent.freeze()
+    assert len(sent.frozen or "") / C.CHARS_PER_TOKEN < SMALL.watermarks.trigger_tokens
+
+
+def test_paths_first_seen_since_the_freeze_count_toward_the_fill_and_trigger_compaction(
+    tmp_path: Path,
+) -> None:
+    """Bare entries added since the last freeze are in no prompt yet, but the next freeze
+    renders them: the fill counts them, so compaction makes room before that."""
+    window = Window(str(tmp_path))
+    window.freeze()
+    for i in range(300):
+        window.record_read(f"src/module_{i}.py", f"{i:064x}", 10)
+    assert window.estimated_tokens() < window.refrozen_tokens() == window.fill_tokens()
+    marks = Watermarks(window.fill_tokens() - 1, 1.0, 0.5)
+    assert needs_compaction(window, marks)
+    assert window.next_prompt_tokens(marks.max_tokens) == window.fill_tokens()
+
+
+def test_a_window_restored_under_a_smaller_limit_is_fitted_before_anything_is_sent(
+    tmp_path: Path,
+) -> None:
+    """Saved under 150k tokens, restored under 4k: the restore event brings the window to
+    the floor without a model call (oldest turns dropped, newest kept whole), and the
+    first question's window is within the limit."""
+    big = Window(str(tmp_path))
+    for i in range(40):
+        big.append_qa(f"question {i}?", f"answer {i} " + "x" * 2_000)
+    for i in range(200):
+        big.record_read(f"src/module_{i}.py", f"{i:064x}", 10)
+    snapshot = window_to_state(big)
+    state = make_state(tmp_path, SMALL)
+    restored = window_from_state(str(tmp_path), snapshot, lambda p: f"{int(p[11:-3]):064x}")
+    fitted = state.restore(restored, WorkspaceCounters(), 3)
+    assert fitted.turns > 0 and fitted.tokens_before > SMALL.max_context_tokens
+    assert state.window.fill_tokens() <= SMALL.watermarks.floor_tokens
+    history = list(state.window.history)
+    assert history and history[0].kind == "question" and history[-1].text.startswith("answer 39")
+    state.window.freeze()
+    (start,) = of(StartFork, state.ask(q(1), now=1.0))
+    assert start.window.estimated_tokens() <= SMALL.max_context_tokens
+
+
+def test_a_window_within_the_limit_is_restored_as_it_was(tmp_path: Path) -> None:
+    small = Window(str(tmp_path))
+    small.append_qa("where?", "here.")
+    small.record_read("a.py", "0" * 64, 1)
+    state = make_state(tmp_path, SMALL)
+    restored = window_from_state(str(tmp_path), window_to_state(small), lambda p: "0" * 64)
+    fitted = state.restore(restored, WorkspaceCounters(), 1)
+    assert (fitted.evicted, fitted.turns) == (0, 0)
+    assert list(state.window.history) == list(small.history) and "a.py" in state.window.files
