@@ -89,6 +89,29 @@ PIECES = [
     "\u212aEY",  # the Kelvin sign: lower-cases to `k` (the line's hint test must see it)
     "pa\u017f\u017f",  # long s, likewise `s`
     "${DB}",
+    # round three: key words inside names, call and header forms, parameters, command lines
+    "GOCSPX-",
+    "LS0tLS1CRUdJTi",
+    "xoxe-",
+    ".ey",
+    "Private-Lines: 1",
+    "mysql -p",
+    "sshpass -p ",
+    "redis-cli -a ",
+    "--password ",
+    "?sig=",
+    ";Pwd=",
+    "&",
+    "define('",
+    "', '",
+    "(",
+    ")",
+    "PG",
+    "_PROD",
+    "_key_base",
+    "_url",
+    "auth",
+    "redis://:",
     "str",
     "x",
     "\r",
@@ -127,6 +150,7 @@ def test_a_key_block_among_the_lines_is_still_judged_line_by_line() -> None:
 REFERENCE = (
     re.compile(
         "\\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\\b"
+        "(?:[,;|\\t ]{1,3}[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=]))?"
     ),
     re.compile("\\bsk-(?=[A-Za-z0-9_-]*\\d)[A-Za-z0-9_-]{20,}"),
     re.compile("\\bgh[pousr]_[A-Za-z0-9_]{36,}\\b"),
@@ -134,7 +158,7 @@ REFERENCE = (
     re.compile("\\b(?:glpat|gldt|glft|glsoat|glrt|glimt|glptt|glagent|gloas)-[A-Za-z0-9_-]{20,}"),
     re.compile("\\bglcbt-(?:[0-9a-fA-F]{2}_)?[A-Za-z0-9_-]{20,}"),
     re.compile("\\bGR1348941[A-Za-z0-9_-]{20,}"),
-    re.compile("\\bxox[abposr]-[A-Za-z0-9-]{10,}", re.IGNORECASE),
+    re.compile("\\bxox[abposre]-[A-Za-z0-9-]{10,}", re.IGNORECASE),
     re.compile("https://hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{20,}"),
     re.compile(
         "https://(?:ptb\\.|canary\\.)?discord(?:app)?\\.com/api/webhooks/\\d+/[A-Za-z0-9_-]{20,}"
@@ -145,7 +169,7 @@ REFERENCE = (
     re.compile("(?<=:_authToken=)[^\\s\\\"']+"),
     re.compile("\\bpypi-AgE[A-Za-z0-9_-]{50,}"),
     re.compile("\\bAIza[0-9A-Za-z_-]{35}\\b"),
-    re.compile("\\beyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}"),
+    re.compile("\\bey[A-Za-z0-9_-]{8,}\\.e[wy][A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}"),
     re.compile("\\bSG\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}\\b"),
     re.compile("\\bsq0(?:csp|atp)-[0-9A-Za-z_-]{22,43}\\b"),
     re.compile("\\bSK[0-9a-f]{32}\\b"),
@@ -155,6 +179,11 @@ REFERENCE = (
     re.compile("\\bhf_[A-Za-z]{34}\\b"),
     re.compile("\\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\\b"),
     re.compile("\\bdo[por]_v1_[a-f0-9]{64}\\b"),
+    re.compile("\\bGOCSPX-[A-Za-z0-9_-]{24,}"),
+    re.compile(
+        "\\bLS0tLS1CRUdJTi(?!B(?:DRVJU|QVUJM|SU0EgUFVC|PUEVOU1NIIFBVQ|YNTA5|ORVcgQ0VS|UUlVTVEVE|QR1AgUFVC))"
+        "[A-Za-z0-9+/]{16,}={0,2}"
+    ),
     re.compile("-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[^\\n]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"),
 )
 
