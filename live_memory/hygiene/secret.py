@@ -16,9 +16,9 @@ from live_memory.config.constants import (
     SECRET_REDACTION,
     SECRET_VALUE_MIN_CHARS,
 )
-from live_memory.hygiene.secret_patterns import TOKEN_PATTERNS
+from live_memory.hygiene.secret_patterns import TOKEN_NEEDLES, TOKEN_PATTERNS
 
-__all__ = ["redact_lines", "redact_secrets"]
+__all__ = ["SECRET_HINT", "might_hold_secret", "redact_lines", "redact_secrets"]
 
 
 # --- tokens with a recognisable shape: see secret_patterns (maintained rule sets) -------
@@ -113,7 +113,7 @@ _PEM_BODY = re.compile(r"[ \t]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+:.*|)[ \t\r]*")
 _PEM_ANY_BODY = re.compile(r"[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z-]+:.*)[ \t\r]*")
 # A PuTTY key (`.ppk` or pasted anywhere): `Private-Lines: N`, then N lines of base64.
 PUTTY_PRIVATE = "Private-Lines:"
-_PUTTY_BODY = re.compile(r"[ \t]*[A-Za-z0-9+/=]+[ \t\r]*")
+_PUTTY_BODY = re.compile(r"[-+]?[ \t]*[A-Za-z0-9+/=]+[ \t\r]*")  # (`+`/`-`: in a diff)
 _PUTTY_MAX_LINES = 128  # a 16384-bit RSA key is ~90 lines
 
 Judge = Callable[[re.Match[str]], bool]
@@ -338,7 +338,7 @@ def _redact_putty_blocks(text: str) -> tuple[str, int]:
     count = 0
     for index, line in enumerate(lines):
         head, _, number = line.strip().partition(PUTTY_PRIVATE)
-        if head or not number.strip().isdigit():
+        if head not in ("", "+", "-") or not number.strip().isdigit():
             continue
         body = range(index + 1, min(index + 1 + int(number), index + 1 + _PUTTY_MAX_LINES))
         shown = [at for at in body if at < len(lines) and _PUTTY_BODY.fullmatch(lines[at])]
@@ -384,3 +384,16 @@ def _in_pem_body(line: str) -> bool:
 
 def _is_pem_body(line: str) -> bool:
     return _PEM_END in line or (bool(line.strip()) and _PEM_BODY.fullmatch(line) is not None)
+
+
+# What any text `redact_secrets` changes holds (a property test keeps it so): a token's needle,
+# a gate of the assignment rules, a key block's marker. In the regex syntax ripgrep and Python
+# share, so Grep can find with rg the few files it must redact before matching.
+_GATES = sorted({re.escape(gate.lower()) for gate in (*LOWERED_GATES, *CASED_GATES)})
+SECRET_HINT = "|".join((*TOKEN_NEEDLES, f"(?i:{'|'.join(_GATES)})", re.escape(PUTTY_PRIVATE)))
+_HINT = re.compile(SECRET_HINT)
+
+
+def might_hold_secret(text: str) -> bool:
+    """False when `redact_secrets` would leave `text` as it is (True: it may change it)."""
+    return _HINT.search(text) is not None

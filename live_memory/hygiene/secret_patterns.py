@@ -15,13 +15,16 @@ forms) are left out because masking them would corrupt ordinary code the model m
 Each entry: (literal hint that must occur in the text, pattern of the whole token). Patterns
 start on a literal where they can (see `_word`); the originals are kept as the reference in
 tests/hygiene/test_redaction_speedups.py, which checks both find the same spans.
+`TOKEN_NEEDLES` (same order) are what each token must contain, written in the part of regex
+syntax ripgrep and Python share (no look-around): Grep finds the files that need redaction
+before matching with them (tests check each needle is found wherever its token is).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["TOKEN_PATTERNS"]
+__all__ = ["TOKEN_NEEDLES", "TOKEN_PATTERNS"]
 
 
 def _word(literal: str, rest: str) -> re.Pattern[str]:
@@ -112,4 +115,36 @@ TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[^\n]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"
         ),
     ),
+)
+
+TOKEN_NEEDLES: tuple[str, ...] = (
+    r"A(?:3T[A-Z0-9]|KIA|SIA|BIA|CCA|GPA|IDA|ROA|NPA|NVA|IPA)[0-9A-Z]{16}",
+    r"sk-[A-Za-z0-9_-]{20}",
+    r"gh[pousr]_",
+    r"github_pat_",
+    r"gl(?:pat|dt|ft|soat|rt|imt|ptt|agent|oas)-",
+    r"glcbt-",
+    r"GR1348941",
+    r"(?i:xox[abposre]-)",
+    r"hooks\.slack\.com",
+    r"discord",
+    r"[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.",
+    r"[sr]k_(?:live|test|prod)_",
+    r"npm_",
+    r":_authToken=",
+    r"pypi-AgE",
+    r"AIza",
+    r"ey[A-Za-z0-9_-]{8,}\.e[wy]",
+    r"SG\.",
+    r"sq0",
+    r"SK[0-9a-f]{32}",
+    r":AA",
+    r"-us[0-9]",
+    r"AccountKey=",
+    r"hf_",
+    r"shp(?:at|ca|pa|ss)_",
+    r"do[por]_v1_",
+    r"GOCSPX-",
+    r"LS0tLS1CRUdJTi",
+    r"PRIVATE KEY",
 )

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from live_memory.hygiene import redact_lines, redact_secrets
+from live_memory.hygiene import might_hold_secret, redact_lines, redact_secrets
 from live_memory.hygiene.secret import _redact_assignments, _redact_tokens
-from live_memory.hygiene.secret_patterns import TOKEN_PATTERNS
+from live_memory.hygiene.secret_patterns import TOKEN_NEEDLES, TOKEN_PATTERNS
 from tests.hygiene.test_secret import ANTHROPIC, AWS, GITHUB, GITHUB_PAT, JWT, OPENAI, SLACK
 
 # Pieces the rules react to (hints, key words, operators, quotes, token bodies), so that
@@ -139,6 +139,15 @@ def test_the_assignment_rules_on_hinted_lines_give_what_they_give_over_the_whole
     assert redact_secrets(text) == (plain, found + more)
 
 
+@settings(max_examples=400, deadline=None)
+@given(LINES)
+@example(["PuTTY-User-Key-File-3: ssh-rsa", "Private-Lines: 1", "AAAAB3NzaC1yc2EAAAADAQAB"])
+def test_any_text_redaction_changes_holds_the_secret_hint(lines: list[str]) -> None:
+    """Grep redacts before matching only the files the hint finds: it must miss none."""
+    text = "\n".join(lines)
+    assert redact_secrets(text)[0] == text or might_hold_secret(text), text
+
+
 def test_a_key_block_among_the_lines_is_still_judged_line_by_line() -> None:
     lines = ["-----BEGIN RSA PRIVATE KEY-----", "MIIEpAIBAAKCAQEAq8d0sVbVZx3mZr0aQ9Jk2Tc"]
     # Alone, the body line is just base64 and the BEGIN line has no key after it.
@@ -188,8 +197,8 @@ REFERENCE = (
 )
 
 
-def test_every_token_pattern_has_its_reference() -> None:
-    assert len(REFERENCE) == len(TOKEN_PATTERNS)
+def test_every_token_pattern_has_its_reference_and_needle() -> None:
+    assert len(REFERENCE) == len(TOKEN_PATTERNS) == len(TOKEN_NEEDLES)
 
 
 def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
@@ -203,6 +212,7 @@ def test_token_patterns_find_the_spans_their_reference_finds(
     index: int, data: st.DataObject
 ) -> None:
     reference, (hint, pattern) = REFERENCE[index], TOKEN_PATTERNS[index]
+    needle = re.compile(TOKEN_NEEDLES[index])
     noise = st.sampled_from(PIECES) | st.text(max_size=3)
     match = data.draw(st.from_regex(reference))
     before, after = ("".join(data.draw(st.lists(noise, max_size=3))) for _ in range(2))
@@ -213,3 +223,4 @@ def test_token_patterns_find_the_spans_their_reference_finds(
     for text in texts:
         assert _spans(pattern, text) == _spans(reference, text), text
         assert hint in text or not reference.search(text)  # the hint never skips a match
+        assert needle.search(text) or not reference.search(text)  # nor does the needle
