@@ -18,7 +18,7 @@ from live_memory.config.constants import (
 )
 from live_memory.hygiene.secret_patterns import TOKEN_NEEDLES, TOKEN_PATTERNS
 
-__all__ = ["SECRET_HINT", "might_hold_secret", "redact_lines", "redact_secrets"]
+__all__ = ["PUTTY_PRIVATE", "SECRET_HINT", "might_hold_secret", "redact_lines", "redact_secrets"]
 
 
 # --- tokens with a recognisable shape: see secret_patterns (maintained rule sets) -------

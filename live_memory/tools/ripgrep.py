@@ -18,17 +18,16 @@ import shutil
 import sys
 import sysconfig
 import time
-from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterable
 from subprocess import DEVNULL, Popen
 
 from live_memory.config import constants as C
-from live_memory.hygiene import SECRET_HINT, redact_secrets
+from live_memory.hygiene import PUTTY_PRIVATE, SECRET_HINT, redact_lines, redact_secrets
 from live_memory.tools.arguments import BadToolArguments
 from live_memory.tools.grep import OUT_OF_TIME, GrepQuery, GrepTarget, Hits
 from live_memory.tools.jail import open_files_in_root, open_in_root
 from live_memory.tools.scope import Scope
-from live_memory.tools.text import decode_text
+from live_memory.tools.text import decode_text, split_lines
 
 __all__ = ["find_ripgrep", "rg_numbers", "rg_search"]
 
@@ -44,6 +43,8 @@ _FS = (sys.getfilesystemencoding(), sys.getfilesystemencodeerrors())  # os.fsdec
 _COUNT = re.compile(r"\0(\d+)\n")  # ends `path\0count\n`: a path may hold `\n`, never `\0`
 # `path\0N:` and rg's stand-in for the line, or the line if under 2 bytes (empty; last, no \n)
 _NUMBERED = re.compile(rb"([^\0]*)\0(\d+):(?:\[Omitted long matching line\]|[^\n])?\n")
+_KEY_BLOCK = re.compile(b"PRIVATE KEY|" + re.escape(PUTTY_PRIVATE.encode()))
+_LINE = re.compile(rb"([^\0]*)\0(\d+):([^\n]*)\n")  # `path\0N:line\n` (rg -n, full lines)
 _BINARY_AFTER_MATCH = b": WARNING: stopped searching binary file"  # a -c walk drops the file
 _HINT_NAMES_MAX = 2000  # files found named in one rg run that looks for SECRET_HINT (~100 KB)
 
@@ -101,71 +102,95 @@ def _paths(out: bytes | None, name: Callable[[str], str]) -> set[str]:
 def _on_redacted_text(
     binary: str, scope: Scope, query: GrepQuery, hits: Hits, suspects: Iterable[str]
 ) -> Hits:
-    """`hits` as the text Read shows gives them: each file found that may hold a secret is
-    read, redacted and searched again (all in one rg run); one too big to redact
-    (GREP_MAX_FILE_BYTES) is left out. Files without a hint are as rg found them."""
+    """`hits` as the text Read shows gives them. rg prints every matching line (no cap) of each
+    file found that may hold a secret; the lines redaction changes are searched again,
+    redacted (all in one rg run), and the file's hits are its unchanged lines and the changed
+    ones that still match. A file with a key block is redacted whole (its lines go with their
+    neighbours); one too big for that (GREP_MAX_FILE_BYTES) is left out."""
     found, numbers = hits
-    texts: dict[str, str] = {}
+    kept: dict[str, list[int]] = {}  # matching lines redaction leaves as they are
+    again: dict[str, tuple[list[int], list[str]]] = {}  # lines to search again, redacted
     chosen = sorted(rel for rel in suspects if rel in found)
     for start in range(0, len(chosen), C.GREP_OPEN_FILES_MAX):
         batch = chosen[start : start + C.GREP_OPEN_FILES_MAX]
         opened = open_files_in_root(scope.root, batch, secret_patterns=scope.secret_patterns)
         try:
+            named = {f"/proc/self/fd/{fd}": rel for rel, fd in opened.items()}
+            case = "-i" if query.ignore_case else "-s"
+            every = [binary, *_BASE, case, "-n", "--text", "--", query.pattern, *named]
+            lines = _lines(_run(every, query, opened.values()), named)
             for rel, fd in opened.items():
                 data = os.pread(fd, C.GREP_MAX_FILE_BYTES + 1, 0)
-                if len(data) > C.GREP_MAX_FILE_BYTES:
-                    logger.debug("Grep leaves out %s: too big to redact", rel)
-                    texts[rel] = ""
-                    continue
-                text, changed = redact_secrets(decode_text(data))
-                if changed:
-                    texts[rel] = text
+                if _KEY_BLOCK.search(data):  # redacted with their neighbours: whole
+                    kept[rel], again[rel] = [], _whole(rel, data)
+                    del lines[rel]
+            records = [(rel, n, line) for rel, numbered in lines.items() for n, line in numbered]
+            shown = redact_lines([line for _, _, line in records])  # (one call: cheaper)
+            for rel in opened.keys() - again.keys():
+                kept[rel], again[rel] = [], ([], [])
+            for (rel, n, line), red in zip(records, shown, strict=True):
+                if red == line:
+                    kept[rel].append(n)
+                else:
+                    again[rel][0].append(n)
+                    again[rel][1].append(red)
         finally:
             for fd in opened.values():
                 os.close(fd)
-        for rel in set(batch) - opened.keys():  # gone or swapped since the walk
-            texts[rel] = ""
-    if not texts:
-        return hits
-    matched = _search_texts(binary, query, texts)
-    for rel in texts:
-        lines = matched.get(rel, [])[: query.per_file_cap if query.mode == "content" else None]
-        if not lines:
+        kept.update((rel, []) for rel in set(batch) - opened.keys())  # gone since the walk
+    matched = _search_lines(binary, query, again) if any(n for n, _ in again.values()) else {}
+    cap = query.per_file_cap if query.mode == "content" else None
+    for rel, same in kept.items():
+        lines_found = sorted(same + matched.get(rel, []))[:cap]
+        if not lines_found:
             found.pop(rel, None)
             if numbers is not None:
                 numbers.pop(rel, None)
             continue
-        found[rel] = 1 if query.mode == "files_with_matches" else len(lines)
+        found[rel] = 1 if query.mode == "files_with_matches" else len(lines_found)
         if numbers is not None:
-            numbers[rel] = lines
+            numbers[rel] = lines_found
     return found, numbers
 
 
-def _search_texts(binary: str, query: GrepQuery, texts: dict[str, str]) -> dict[str, list[int]]:
-    """The matching line numbers of each text: one rg run over them all, end to end (no
-    pattern spans a line), from a memfd."""
-    starts: list[int] = []
-    rels = list(texts)
-    lines = 0
+def _lines(out: bytes | None, named: dict[str, str]) -> dict[str, list[tuple[int, str]]]:
+    """`path\\0N:line` records (rg -n): each file's numbered lines."""
+    lines: dict[str, list[tuple[int, str]]] = {}
+    for path, number, line in _LINE.findall(out or b""):
+        text = line.decode("utf-8", errors="replace").removeprefix("\ufeff")
+        lines.setdefault(named[path.decode(*_FS)], []).append((int(number), text))
+    return lines
+
+
+def _whole(rel: str, data: bytes) -> tuple[list[int], list[str]]:
+    """Every line of a file with a key block, redacted as Read redacts it (none: too big)."""
+    if len(data) > C.GREP_MAX_FILE_BYTES:
+        logger.debug("Grep leaves out %s: too big to redact", rel)
+        return [], []
+    whole = split_lines(redact_secrets(decode_text(data))[0])
+    return list(range(1, len(whole) + 1)), whole
+
+
+def _search_lines(
+    binary: str, query: GrepQuery, lines: dict[str, tuple[list[int], list[str]]]
+) -> dict[str, list[int]]:
+    """Which of these numbered lines match: one rg run over them all, a line each, from a
+    memfd (no pattern spans a line)."""
+    order = [(rel, number) for rel, (numbers, _) in lines.items() for number in numbers]
     memfd = os.memfd_create("redacted", os.MFD_CLOEXEC)
     try:
         with os.fdopen(memfd, "wb", closefd=False) as sink:
-            for rel in rels:
-                text = texts[rel]
-                text += "\n" if text and not text.endswith("\n") else ""
-                starts.append(lines)
-                lines += text.count("\n")
-                sink.write(text.encode("utf-8", "surrogatepass"))
+            for _, texts in lines.values():
+                sink.writelines(f"{line}\n".encode("utf-8", "surrogatepass") for line in texts)
         case = "-i" if query.ignore_case else "-s"
         args = [binary, *_BASE, case, "-n", "--max-columns=1", "--text", "-j1", "--"]
         out = _run([*args, query.pattern, f"/proc/self/fd/{memfd}"], query, [memfd])
     finally:
         os.close(memfd)
     found: dict[str, list[int]] = {}
-    for _, number in _NUMBERED.findall(out or b""):
-        at = int(number) - 1  # 0-based line of the whole
-        index = bisect_right(starts, at) - 1
-        found.setdefault(rels[index], []).append(at - starts[index] + 1)
+    for _, at in _NUMBERED.findall(out or b""):
+        rel, number = order[int(at) - 1]
+        found.setdefault(rel, []).append(number)
     return found
 
 
