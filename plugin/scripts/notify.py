@@ -31,7 +31,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from fnmatch import fnmatch
+from fnmatch import fnmatchcase
 
 TOOL_KINDS = {
     "Read": "read",
@@ -43,8 +43,17 @@ TOOL_KINDS = {
 # Mirrors live_memory.config.constants.DEFAULT_SECRET_PATH_PATTERNS (a test keeps them equal);
 # the script cannot import the package: it runs under whatever python3 the user has.
 SECRET_PATTERNS = (
-    ".env",
-    ".env.*",
+    ".env*",
+    "*.env",
+    ".flaskenv",
+    "*.tfvars",
+    "*.tfvars.json",
+    "credentials.csv",
+    "*_credentials.csv",
+    "*accesskeys.csv",
+    "*.docker/config.json",
+    "*.kube/config",
+    "kubeconfig",
     "*.pem",
     "*.key",
     "*.p12",
@@ -61,7 +70,6 @@ SECRET_PATTERNS = (
     "*.credentials",
     ".git-credentials",
     "secrets.*",
-    ".envrc",
     ".pgpass",
     "*.ppk",
     ".htpasswd",
@@ -98,8 +106,12 @@ DELIVERED, REFUSED, FAILED = "delivered", "refused", "failed"
 
 
 def is_secret(path: str) -> bool:
-    name = os.path.basename(path)
-    return any(fnmatch(name, pattern) for pattern in SECRET_PATTERNS)
+    # As the server's is_secret_path: the name or the whole path, case-insensitively (a
+    # pattern with a '/' names a place: `*.docker/config.json`).
+    path = path.replace("\\", "/").lower()
+    name = path.rpartition("/")[2]
+    patterns = [pattern.lower() for pattern in SECRET_PATTERNS]
+    return any(fnmatchcase(name, pattern) or fnmatchcase(path, pattern) for pattern in patterns)
 
 
 def read_text(path: str, cap: int) -> str | None:
