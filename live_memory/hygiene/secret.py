@@ -51,7 +51,7 @@ _METADATA = frozenset({
     "length", "size", "bits", "ttl", "timeout", "expiry", "expires", "age", "count", "max", "min",
     "id", "ids", "header", "field", "param", "prefix", "suffix", "format", "pattern", "regex",
     "hint", "label", "prompt", "mode", "enabled", "required", "algorithm", "version", "rotation",
-    "hash", "store", "provider", "source", "location", "endpoint",
+    "hash", "store", "provider", "source", "location", "endpoint", "method",
 })
 # fmt: on
 _WEAK_WORDS = frozenset({"auth"})
@@ -59,7 +59,7 @@ _WEAK_WORDS = frozenset({"auth"})
 # `setKey("v")`: a key, then an operator, a comma after a quoted key, or a call's parenthesis.
 _OPERATOR = (
     r"(?:[\"'`]?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w.\[\]|, ]*?[ \t]*)?(?::=|=>|==?|:)"
-    r"|[\"'][ \t]*,|\()[ \t]*"  # (not `a`, `b`: a list of names in Markdown)
+    r"|(?P<pair>[\"'][ \t]*,)|\()[ \t]*"  # (not `a`, `b`: a list of names in Markdown)
 )
 _QUOTED_ASSIGNMENT = re.compile(
     rf"(?P<keep>{_KEY_WORDS}{_TAIL}{_OPERATOR}(?P<quote>[\"'`]))(?P<value>[^\"'`\s]+)(?P=quote)",
@@ -250,18 +250,24 @@ def _looks_generated(value: str) -> bool:
     is a word of letters alone (`credential: OAuthCredential)` is a type)."""
     if value.isalpha():
         return False
-    if any(len(part) >= 8 and _character_classes(part) >= 2 for part in _SEGMENT.split(value)):
+    parts = _SEGMENT.split(value)  # (`_AzureApiKeyT`: a CamelCase part is a name)
+    if any(len(p) >= 8 and _character_classes(p) >= 2 and not p.isalpha() for p in parts):
         return not _ENV_NAME.fullmatch(value)
     return len(value) >= 16 and _character_classes(value) >= 3
 
 
 def _secret_key(match: re.Match[str]) -> bool:
-    """The key's tail names no metadata (`token_url`); a weak key word (`auth`) only with a
-    value that looks generated."""
+    """The key's tail names no metadata (`token_url`); a weak key word (`auth`, not `oauth`)
+    only with a value that looks generated; a quoted pair (`"key", "value"`) not with a word
+    (`__all__ = ["APIKey", "Principal"]`)."""
     tail = [part for part in _SEGMENT.split(match.group("tail")) if part]
-    if tail and tail[-1].lower() in _METADATA:
+    value, pair = match.group("value"), match.groupdict().get("pair")
+    if (tail and tail[-1].lower() in _METADATA) or (pair and value.isalpha()):
         return False
-    return match.group("word").lower() not in _WEAK_WORDS or _looks_generated(match.group("value"))
+    if match.group("word").lower() not in _WEAK_WORDS:
+        return True
+    before = match.string[match.start("word") - 1 : match.start("word")]
+    return not before.isalpha() and _looks_generated(value)
 
 
 def _secret_name(name: str) -> bool:
@@ -323,7 +329,12 @@ _RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], re.Pattern[str], Judge], .
         _PARAMETER,
         lambda m: _looks_like_quoted_secret(m.group("value")),
     ),
-    ((), ("mysql", "mariadb", "redis-cli", *_KEY_GATES), _COMMAND_LINE, _looks_like_password),
+    (
+        (),
+        ("mysql", "mariadb", "redis-cli", *_KEY_GATES),
+        _COMMAND_LINE,
+        lambda m: len(m.group("value")) >= 4 and _looks_like_password(m),  # (not `-p PW` in prose)
+    ),
 )
 # The gates of _redact_assignments, as it tests them: on the text, and on its lower case. A
 # line where none opens has no assignment to redact. No rule's pattern spans a line, so the
