@@ -178,9 +178,20 @@ WATCH_TREE_STALE_PATHS: Final = 500  # files added or removed before the tree is
 WATCH_IGNORE_FILE_MAX_BYTES: Final = 1024 * 1024  # a .gitignore / exclude file read at most
 WATCH_IGNORE_CACHE_MAX: Final = 200_000  # directory ignore verdicts kept per repository
 RECENTLY_MODIFIED_HINT_MAX: Final = 50
+# By class: env files (`.env`, `.env.prod`, `.env-prod`, `prod.env`, `.flaskenv`, `.envrc`),
+# keys and keystores, credential stores and CLI token caches, infrastructure variables.
 DEFAULT_SECRET_PATH_PATTERNS: Final = (
-    ".env",
-    ".env.*",
+    ".env*",
+    "*.env",
+    ".flaskenv",
+    "*.tfvars",
+    "*.tfvars.json",
+    "credentials.csv",
+    "*_credentials.csv",
+    "*accesskeys.csv",
+    "*.docker/config.json",
+    "*.kube/config",
+    "kubeconfig",
     "*.pem",
     "*.key",
     "*.p12",
@@ -197,7 +208,6 @@ DEFAULT_SECRET_PATH_PATTERNS: Final = (
     "*.credentials",
     ".git-credentials",
     "secrets.*",
-    ".envrc",
     ".pgpass",
     "*.ppk",
     ".htpasswd",

@@ -15,13 +15,16 @@ forms) are left out because masking them would corrupt ordinary code the model m
 Each entry: (literal hint that must occur in the text, pattern of the whole token). Patterns
 start on a literal where they can (see `_word`); the originals are kept as the reference in
 tests/hygiene/test_redaction_speedups.py, which checks both find the same spans.
+`TOKEN_NEEDLES` (same order) are what each token must contain, written in the part of regex
+syntax ripgrep and Python share (no look-around): Grep finds the files that need redaction
+before matching with them (tests check each needle is found wherever its token is).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["TOKEN_PATTERNS"]
+__all__ = ["TOKEN_NEEDLES", "TOKEN_PATTERNS"]
 
 
 def _word(literal: str, rest: str) -> re.Pattern[str]:
@@ -33,8 +36,16 @@ def _word(literal: str, rest: str) -> re.Pattern[str]:
 
 
 TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    # AWS access key ids (detect-secrets aws).
-    ("A", _word("A", r"(?:3T[A-Z0-9]|KIA|SIA|BIA|CCA|GPA|IDA|ROA|NPA|NVA|IPA)[0-9A-Z]{16}\b")),
+    # AWS access key ids (detect-secrets aws), with the secret key when it follows as in IAM's
+    # downloaded `credentials.csv` (`id,secret`) or a pasted `id secret` pair.
+    (
+        "A",
+        _word(
+            "A",
+            r"(?:3T[A-Z0-9]|KIA|SIA|BIA|CCA|GPA|IDA|ROA|NPA|NVA|IPA)[0-9A-Z]{16}\b"
+            r"(?:[,;|\t ]{1,3}[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=]))?",
+        ),
+    ),
     # OpenAI / Anthropic style; the digit look-ahead spares prose like `sk-learn-compatible-…`.
     ("sk-", _word("sk-", r"(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}")),
     # GitHub (detect-secrets github_token) and fine-grained PATs.
@@ -44,8 +55,9 @@ TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("gl", _word("gl", r"(?:pat|dt|ft|soat|rt|imt|ptt|agent|oas)-[A-Za-z0-9_-]{20,}")),
     ("glcbt-", _word("glcbt-", r"(?:[0-9a-fA-F]{2}_)?[A-Za-z0-9_-]{20,}")),
     ("GR1348941", _word("GR1348941", r"[A-Za-z0-9_-]{20,}")),
-    # Slack tokens (detect-secrets slack; any case, so no literal hint) and incoming webhooks.
-    ("", re.compile(r"[xX](?<=\b[xX])(?i:ox[abposr]-[A-Za-z0-9-]{10,})")),
+    # Slack tokens (detect-secrets slack; any case, so no literal hint), config refresh tokens
+    # (`xoxe-`, gitleaks slack-config-refresh-token) and incoming webhooks.
+    ("", re.compile(r"[xX](?<=\b[xX])(?i:ox[abposre]-[A-Za-z0-9-]{10,})")),
     (
         "hooks.slack.com",
         re.compile(
@@ -69,8 +81,9 @@ TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pypi-", _word("pypi-AgE", r"[A-Za-z0-9_-]{50,}")),
     # Google API keys.
     ("AIza", _word("AIza", r"[0-9A-Za-z_-]{35}\b")),
-    # JSON Web Tokens (detect-secrets jwt, stricter: three non-trivial parts).
-    ("eyJ", _word("eyJ", r"[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    # JSON Web Tokens (detect-secrets jwt, stricter: three non-trivial parts). A part is base64
+    # of a JSON object: `{"` gives `eyJ`, `{ "` `eyA`, `{\n` `ew`, so the payload is `e[wy]…`.
+    ("ey", _word("ey", r"[A-Za-z0-9_-]{8,}\.e[wy][A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     # SendGrid, Square, Twilio, Telegram, Mailchimp (detect-secrets plugins of those names).
     ("SG.", _word("SG.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b")),
     ("sq0", _word("sq0", r"(?:csp|atp)-[0-9A-Za-z_-]{22,43}\b")),
@@ -83,6 +96,18 @@ TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("hf_", _word("hf_", r"[A-Za-z]{34}\b")),
     ("shp", _word("shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b")),
     ("_v1_", _word("do", r"[por]_v1_[a-f0-9]{64}\b")),
+    # Google OAuth client secrets (gitleaks gcp; the `GOCSPX-` form Google issues since 2021).
+    ("GOCSPX-", _word("GOCSPX-", r"[A-Za-z0-9_-]{24,}")),
+    # A PEM block in base64 (`LS0tLS1CRUdJTi` is `-----BEGIN`): kubeconfig `client-key-data`,
+    # Kubernetes secrets, CI variables. Certificates and public keys are public: kept.
+    (
+        "LS0tLS1CRUdJTi",
+        _word(
+            "LS0tLS1CRUdJTi",
+            r"(?!B(?:DRVJU|QVUJM|SU0EgUFVC|PUEVOU1NIIFBVQ|YNTA5|ORVcgQ0VS|UUlVTVEVE|QR1AgUFVC))"
+            r"[A-Za-z0-9+/]{16,}={0,2}",
+        ),
+    ),
     # A PEM private key escaped onto one line, as in service-account JSON.
     (
         "PRIVATE KEY",
@@ -90,4 +115,36 @@ TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[^\n]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"
         ),
     ),
+)
+
+TOKEN_NEEDLES: tuple[str, ...] = (
+    r"A(?:3T[A-Z0-9]|KIA|SIA|BIA|CCA|GPA|IDA|ROA|NPA|NVA|IPA)[0-9A-Z]{16}",
+    r"sk-[A-Za-z0-9_-]{20}",
+    r"gh[pousr]_",
+    r"github_pat_",
+    r"gl(?:pat|dt|ft|soat|rt|imt|ptt|agent|oas)-",
+    r"glcbt-",
+    r"GR1348941",
+    r"(?i:xox[abposre]-)",
+    r"hooks\.slack\.com",
+    r"discord",
+    r"[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.",
+    r"[sr]k_(?:live|test|prod)_",
+    r"npm_",
+    r":_authToken=",
+    r"pypi-AgE",
+    r"AIza",
+    r"ey[A-Za-z0-9_-]{8,}\.e[wy]",
+    r"SG\.",
+    r"sq0",
+    r"SK[0-9a-f]{32}",
+    r":AA",
+    r"-us[0-9]",
+    r"AccountKey=",
+    r"hf_",
+    r"shp(?:at|ca|pa|ss)_",
+    r"do[por]_v1_",
+    r"GOCSPX-",
+    r"LS0tLS1CRUdJTi",
+    r"PRIVATE KEY",
 )

@@ -37,7 +37,12 @@ _CONFLICTS = frozenset({"DD", "AU", "UD", "UA", "DU", "AA", "UU"})
 _RECORD = "\x1e"
 _COMMIT_FORMAT = f"--format={_RECORD}commit %h%nDate:   %ad%nAuthor: %an%n%n%w(0,4,4)%B"
 _BLANK_RUN = re.compile(r"\n(?:[ ]*\n){2,}")
-_DIFF_HEADER = re.compile(r"^diff --git a/(?P<a>.+?) b/(?P<b>.+)$", re.MULTILINE)
+# Every file's diff starts here; its names are `a/x b/y`, or C-quoted (`"a/x\ty"`) when they
+# hold a tab, newline, quote, backslash or (core.quotePath) a non-ASCII byte.
+_DIFF_HEADER = re.compile(r"^diff --git (?P<names>.*)$", re.MULTILINE)
+_QUOTED_NAME = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_C_ESCAPE = re.compile(r"\\([0-7]{1,3}|.)")
+_C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13}
 _NOT_A_REPOSITORY = ToolOutcome(
     text="This workspace is not inside a git repository, so there is no git history or "
     "change list. Explore with Glob, find_paths, Grep and Read instead.",
@@ -115,8 +120,8 @@ def run_git_search(scope: Scope, args: ToolArgs) -> ToolOutcome:
     if words:
         command += ["--regexp-ignore-case", "--fixed-strings", "--all-match"]
         command += [f"--grep={word}" for word in words]
-    command += (
-        ["--relative", "-p", "--no-ext-diff", "--no-textconv"]
+    command += (  # fixed prefixes, whatever diff.noprefix or diff.mnemonicPrefix say
+        ["--relative", "-p", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/"]
         if patch
         else ["--relative", "--name-status"]
     )
@@ -181,23 +186,54 @@ def _describe(code: str) -> str:
 
 
 def _withhold_secret_diffs(scope: Scope, commit: str) -> str:
-    """Replace the diff of every secret file in one commit's patch with a one-line note."""
+    """Replace the diff of every secret file in one commit's patch with a one-line note; a
+    header whose names cannot be read is withheld too."""
     headers = list(_DIFF_HEADER.finditer(commit))
     if not headers:
         return commit
     pieces = [commit[: headers[0].start()]]
     for number, header in enumerate(headers):
         end = headers[number + 1].start() if number + 1 < len(headers) else len(commit)
-        name = header.group("b")
-        if is_secret_path(name, scope.secret_patterns) or is_secret_path(
-            header.group("a"), scope.secret_patterns
-        ):
-            pieces.append(
-                f"diff --git a/{header.group('a')} b/{name}\n[diff of a secret file withheld]\n"
-            )
+        names = _diff_names(header.group("names"))
+        if names is None or any(is_secret_path(n, scope.secret_patterns) for n in names):
+            pieces.append(f"{header.group(0)}\n[diff of a secret file withheld]\n")
         else:
             pieces.append(commit[header.start() : end])
     return "".join(pieces)
+
+
+def _diff_names(names: str) -> list[str] | None:
+    """The two paths of a `diff --git` header (decoded from git's C quoting), or None."""
+    if names.startswith('"') or ' "b/' in names:
+        quoted = [_unquote(m.group(1)) for m in _QUOTED_NAME.finditer(names)]
+        plain = _QUOTED_NAME.sub("", names).split()  # one side may be plain (a rename)
+        paths = quoted + plain
+    elif names.startswith("a/") and (len(names) - 3) % 2 == 0 and _same_halves(names):
+        half = (len(names) - 1) // 2
+        paths = [names[:half], names[half + 1 :]]  # `a/N b/N`: exact, spaces and all
+    else:
+        a, sep, b = names.partition(" b/")
+        paths = [a, f"b/{b}"] if sep else []
+    if len(paths) != 2 or not all(p[:2] in ("a/", "b/") for p in paths):
+        return None
+    return [path[2:] for path in paths]
+
+
+def _same_halves(names: str) -> bool:
+    half = (len(names) - 1) // 2
+    return names[half] == " " and names[2:half] == names[half + 3 :]
+
+
+def _unquote(body: str) -> str:
+    """git's C quoting undone: `\\t`, `\\"`, `\\\\`, octal bytes (UTF-8 names)."""
+
+    def byte(match: re.Match[str]) -> str:
+        code = match.group(1)
+        value = int(code, 8) if code[0] in "01234567" else _C_ESCAPES.get(code, ord(code))
+        return chr(value)  # (as latin-1: re-encoded below)
+
+    raw = _C_ESCAPE.sub(byte, body.encode("utf-8").decode("latin-1"))
+    return raw.encode("latin-1").decode("utf-8", errors="replace")
 
 
 def _tidy(record: str) -> str:

@@ -34,8 +34,10 @@ _CAPPED = "\n[showing the first {} {}; more exist. Narrow path/glob/pattern or r
 _MORE = "\n[showing {} of {} {}; narrow the search or raise head_limit]"
 # ripgrep refuses these (it matches one line at a time); refuse them in both engines alike.
 _NEWLINE_IN_PATTERN = re.compile(r"\n|(?<!\\)(?:\\\\)*\\n")
-_PEM_BEGIN = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY")
-_PEM_END = b"-----END "
+# Key blocks (a PEM private key, a PuTTY key's private lines): their lines are withheld.
+_PEM_BEGIN = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY|^[ \t]*Private-Lines:")
+_PEM_END = re.compile(rb"-----END |^[ \t]*Private-MAC:")
+_MARKERS = re.compile(rb"-----|Private-")
 OUT_OF_TIME = "the search ran out of time; narrow the path, glob or pattern"  # a TimeoutError
 
 
@@ -158,24 +160,24 @@ def _rows(scope: Scope, engine: GrepEngine, query: GrepQuery, hits: Hits) -> lis
 
 
 def _read_lines(rel: str, fd: int, want: list[int]) -> list[_Row]:
-    """The wanted lines, unredacted; withheld inside a PEM block (BEGIN <= 64 lines up, no END).
-    Lines are read in blocks; only a block holding `-----` is scanned line by line."""
+    """The wanted lines, unredacted; withheld inside a key block (BEGIN <= 64 lines up, no END).
+    Lines are read in blocks; only a block holding a marker is scanned line by line."""
     out: list[_Row] = []
     done, pem_begin, ctx = 0, -C.GREP_REDACT_CONTEXT_LINES, C.GREP_REDACT_CONTEXT_LINES
     with os.fdopen(fd, "rb", closefd=False) as handle:
         while len(out) < len(want) and (block := handle.readlines(C.GREP_READ_BLOCK_BYTES)):
-            marked, to = b"-----" in b"".join(block), done + len(block)
+            marked, to = _MARKERS.search(b"".join(block)) is not None, done + len(block)
             todo = range(done + 1, to + 1) if marked else want[len(out) : bisect_right(want, to)]
             for number in todo:
                 raw = block[number - done - 1]
-                marker = marked and b"-----" in raw
+                ends = marked and _PEM_END.search(raw) is not None
                 if len(out) < len(want) and number == want[len(out)]:
-                    withheld = 0 < number - pem_begin <= ctx and not (marker and _PEM_END in raw)
+                    withheld = 0 < number - pem_begin <= ctx and not ends
                     text = decode_text(raw.rstrip(b"\n")).removesuffix("\r")
                     out.append((rel, number, C.SECRET_REDACTION if withheld else text))
-                if marker and _PEM_BEGIN.search(raw):
+                if marked and _PEM_BEGIN.search(raw):
                     pem_begin = number
-                elif marker and _PEM_END in raw:
+                elif ends:
                     pem_begin = -ctx
             done = to
     return out

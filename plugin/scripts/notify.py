@@ -32,7 +32,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from fnmatch import fnmatch
+from fnmatch import fnmatchcase
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 identity = __import__("server-identity")  # the check that the server is ours (kebab-case name)
@@ -47,8 +47,17 @@ TOOL_KINDS = {
 # Mirrors live_memory.config.constants.DEFAULT_SECRET_PATH_PATTERNS (a test keeps them equal);
 # the script cannot import the package: it runs under whatever python3 the user has.
 SECRET_PATTERNS = (
-    ".env",
-    ".env.*",
+    ".env*",
+    "*.env",
+    ".flaskenv",
+    "*.tfvars",
+    "*.tfvars.json",
+    "credentials.csv",
+    "*_credentials.csv",
+    "*accesskeys.csv",
+    "*.docker/config.json",
+    "*.kube/config",
+    "kubeconfig",
     "*.pem",
     "*.key",
     "*.p12",
@@ -65,7 +74,6 @@ SECRET_PATTERNS = (
     "*.credentials",
     ".git-credentials",
     "secrets.*",
-    ".envrc",
     ".pgpass",
     "*.ppk",
     ".htpasswd",
@@ -102,8 +110,12 @@ DELIVERED, REFUSED, FAILED = "delivered", "refused", "failed"
 
 
 def is_secret(path: str) -> bool:
-    name = os.path.basename(path)
-    return any(fnmatch(name, pattern) for pattern in SECRET_PATTERNS)
+    # As the server's is_secret_path: the name or the whole path, case-insensitively (a
+    # pattern with a '/' names a place: `*.docker/config.json`).
+    path = path.replace("\\", "/").lower()
+    name = path.rpartition("/")[2]
+    patterns = [pattern.lower() for pattern in SECRET_PATTERNS]
+    return any(fnmatchcase(name, pattern) or fnmatchcase(path, pattern) for pattern in patterns)
 
 
 def read_text(path: str, cap: int) -> str | None:

@@ -7,6 +7,7 @@ import statistics
 from pathlib import Path
 
 from live_memory.config import constants as C
+from live_memory.hygiene import is_secret_path
 from tests.plugin.capture_server import CaptureServer
 from tests.plugin.conftest import SCRIPTS, HookWorld, hook_payloads, run_script
 
@@ -128,6 +129,10 @@ def test_secret_patterns_and_size_cap_match_the_servers(tmp_path: Path) -> None:
     exec(compile((SCRIPTS / "notify.py").read_text(), "notify.py", "exec"), namespace)
     assert namespace["SECRET_PATTERNS"] == C.DEFAULT_SECRET_PATH_PATTERNS
     assert namespace["MAX_FILE_BYTES"] == C.PASSIVE_MAX_FILE_BYTES
+    is_secret = namespace["is_secret"]
+    assert callable(is_secret)
+    for path in ("p/.docker/config.json", "p/config/PROD.env", "p/.flaskenv", "p/src/app.py"):
+        assert is_secret(f"/{path}") == is_secret_path(path, C.DEFAULT_SECRET_PATH_PATTERNS)
 
 
 def test_a_call_with_the_server_up_costs_tens_of_ms_of_cpu(

@@ -17,6 +17,7 @@ from live_memory.config.constants import (
     READ_MAX_FILE_BYTES,
     SECRET_REDACTION,
 )
+from live_memory.hygiene import SECRET_HINT
 from live_memory.tools import Toolbox
 from live_memory.tools.ripgrep import find_ripgrep
 from tests.support.repo import git, make_repo
@@ -68,10 +69,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_rg_decides_ignores_and_grep_never_searches_git_internals(repo: Path) -> None:
     text = Toolbox(repo).run("Grep", {"pattern": "TODO"}).text
-    assert _paths(text) == [
+    assert _paths(text) == [  # (keys/fixture.txt's TODO lies in a key block Read redacts)
         "big.txt",
         "docs/a.md",
-        "keys/fixture.txt",
         "src/app.py",
         "src/deep/test_x.py",
         "vendor/lib.py",  # a submodule's content is part of the workspace
@@ -90,7 +90,7 @@ def test_rg_decides_ignores_and_grep_never_searches_git_internals(repo: Path) ->
         ("src/**/test_*.py", ["src/deep/test_x.py"]),
         ("src/*.py", ["src/app.py"]),
         ("!*.{py,txt}", ["docs/a.md"]),
-        ("!src/**", ["big.txt", "docs/a.md", "keys/fixture.txt", "vendor/lib.py"]),
+        ("!src/**", ["big.txt", "docs/a.md", "vendor/lib.py"]),
         ("{docs,vendor}/*", ["docs/a.md", "vendor/lib.py"]),
     ],
 )
@@ -114,18 +114,13 @@ def test_a_file_read_refuses_as_too_big_is_searched_and_shown_capped(repo: Path)
     assert "more exist" in walked.text
 
 
-def test_lines_inside_a_pem_block_are_redacted_with_their_neighbourhood(repo: Path) -> None:
-    text = (
-        Toolbox(repo)
-        .run(
-            "Grep",
-            {"pattern": "^TODOabc|^MIIEpAIBAAKCAQEA05", "path": "keys", "output_mode": "content"},
-        )
-        .text
-    )
-    assert "TODOabc" not in text
-    assert "MIIEpAIBAAKCAQEA05" not in text
-    assert text.count(SECRET_REDACTION) == 2, text
+def test_lines_inside_a_pem_block_are_matched_as_read_shows_them_redacted(repo: Path) -> None:
+    arguments = {"pattern": "^TODOabc|^MIIEpAIBAAKCAQEA05", "path": "keys"}
+    for mode in ("content", "files_with_matches", "count"):
+        text = Toolbox(repo).run("Grep", {**arguments, "output_mode": mode}).text
+        assert text.startswith("No matches"), text
+    read = Toolbox(repo).run("Read", {"file_path": "keys/fixture.txt"}).text
+    assert "TODOabc" not in read and "MIIEpAIBAAKCAQEA05" not in read
 
 
 @pytest.mark.parametrize("block", [1, 40, 200])
@@ -201,6 +196,15 @@ def test_the_python_fallback_runs_a_catastrophic_regex_without_freezing_the_serv
     assert not os.path.exists(root / "core")
 
 
+def _walks(calls: Path) -> list[str]:
+    """The rg runs for the pattern; each other one looks for SECRET_HINT in the files found,
+    by name, never in a walk of its own (the tree is small)."""
+    runs = calls.read_text(encoding="utf-8").splitlines()
+    for run in (run for run in runs if f" -- {SECRET_HINT} " in run):
+        assert " -l " in run and "--glob" not in run
+    return [run for run in runs if f" -- {SECRET_HINT}" not in run]
+
+
 def _wrapped_rg(tmp_path: Path, after: str = "") -> tuple[Path, Path]:
     """An rg that logs its arguments to `calls` (then runs `after`, if given)."""
     rg = find_ripgrep()
@@ -216,8 +220,9 @@ def _wrapped_rg(tmp_path: Path, after: str = "") -> tuple[Path, Path]:
 def test_every_search_walks_once_and_content_numbers_in_that_walk(
     repo: Path, tmp_path: Path, mode: str
 ) -> None:
-    """One rg walk per search: `-l`, `-c`, or in content mode `-n` (no second run: on a small
-    tree its spawn cost as much as a third of the walk)."""
+    """One rg walk per search: `-l`, `-c`, or in content mode `-n` (no second walk: on a small
+    tree its spawn cost as much as a third of the walk); the files found are looked at by name
+    for a secret hint."""
     calls, wrapper = _wrapped_rg(tmp_path)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("live_memory.tools.toolbox.find_ripgrep", lambda: str(wrapper))
@@ -228,7 +233,7 @@ def test_every_search_walks_once_and_content_numbers_in_that_walk(
         "content": "docs/a.md:1:TODO docs",
     }
     assert found.text == expected[mode]
-    (walk,) = calls.read_text(encoding="utf-8").splitlines()
+    (walk,) = _walks(calls)
     assert "/proc/self/fd/" not in walk
     flags = {"files_with_matches": {"-l"}, "count": {"-c"}, "content": {"-n"}}[mode]
     assert set(walk.split(" -- ")[0].split()) & {"-l", "-c", "-n"} == flags
@@ -246,11 +251,11 @@ def test_a_numbering_walk_past_its_output_cap_counts_and_numbers_only_the_files_
     monkeypatch.setattr("live_memory.config.constants.GREP_NUMBERED_WALK_MAX_BYTES", 1)
     monkeypatch.setattr("live_memory.tools.toolbox.find_ripgrep", lambda: str(wrapper))
     assert Toolbox(repo).run("Grep", arguments).text == one_walk
-    numbered, counted, shown = calls.read_text(encoding="utf-8").splitlines()
+    numbered, counted, *_, shown = _walks(calls)  # (between: keys/ searched again, redacted)
     assert "-n" in numbered.split(" -- ")[0].split()
     assert counted.split()[0] == "-c"  # (which wins over `-n`)
     assert "/proc/self/fd/" not in numbered + counted
-    assert len(re.findall(r" /proc/self/fd/\d+", shown)) == len(_paths(one_walk)) == 6
+    assert len(re.findall(r" /proc/self/fd/\d+", shown)) == len(_paths(one_walk)) == 5
 
 
 def test_names_that_look_like_rg_records_or_separators_are_parsed_as_names(
@@ -287,7 +292,7 @@ def test_the_files_shown_are_numbered_in_batches_and_one_gone_since_the_walk_mak
     shown = "\n".join(f"{name}:2:TODO {name}" for name in names[1:])
     more = f"[showing {count - 1} of {count} matching lines; narrow the search or raise head_limit]"
     assert text == f"{shown}\n{more}"
-    walk, *numbering = calls.read_text(encoding="utf-8").splitlines()
+    walk, *numbering = _walks(calls)
     assert "/proc/self/fd/" not in walk
     if cap is not None:  # the stopped `-n` walk, the `-c` walk, then the numbering runs
         first = GREP_OPEN_FILES_MAX - 1  # of the first batch's files, f0000 is gone
