@@ -121,7 +121,8 @@ def _on_redacted_text(
             named = {f"/proc/self/fd/{fd}": rel for rel, fd in opened.items()}
             case = "-i" if query.ignore_case else "-s"
             every = [binary, *_BASE, case, "-n", "--text", "--", query.pattern, *named]
-            lines = _lines(_run(every, query, opened.values()), named)
+            # None opened (refused, or gone since the walk): rg given no file would walk `.`.
+            lines = _lines(_run(every, query, opened.values()), named) if named else {}
             for rel, fd in opened.items():
                 data = os.pread(fd, C.GREP_MAX_FILE_BYTES + 1, 0)
                 if _KEY_BLOCK.search(data):  # redacted with their neighbours: whole
