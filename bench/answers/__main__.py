@@ -135,8 +135,10 @@ def _run(args: argparse.Namespace) -> None:
         f"- arms: {', '.join(args.arm)}; seeds: {', '.join(map(str, args.seeds))}"
         + (f"; {args.limit} questions per set" if args.limit else ""),
         *(
-            f"- {s.name}: {s.repository} at {s.commit}, {len(s.questions)} questions"
-            for s, _ in sets
+            f"- {s.name}: {s.repository} at {s.commit}, {len(s.questions)} questions; work copy: "
+            f"`git clone --quiet --shared --no-checkout {path} COPY && "
+            f"git -C COPY checkout --detach {s.commit}`"
+            for s, path in sets
         ),
         *(f"- app setting: {k}={v}" for k, v in app_env.items()),
     ]
