@@ -118,7 +118,8 @@ def write_chart(summaries: Sequence[ArmSummary], path: Path, title: str) -> Path
     for heading, name, pct in _PANELS:
         canvas.text(8, y, heading)
         values = [s.values.get(name) for s in summaries]
-        top = 1.0 if pct else max([v for v in values if v] + [1.0])
+        highs = [iv[1] for s in summaries if (iv := s.intervals.get(name)) is not None]
+        top = 1.0 if pct else max([v for v in values if v] + highs + [1.0])
         for i, summary in enumerate(summaries):
             by = y + 20 + i * (bar_h + gap)
             canvas.text(8, by + 2, summary.arm[:13])
