@@ -10,13 +10,20 @@ from live_memory.config.logging_setup import configure_logging, reset_logging
 from live_memory.config.provider_detection import NO_PROVIDER_PROBLEM
 from live_memory.config.report import RESTART_KEYS, config_report
 from live_memory.config.service_env import service_env_file, service_environment, session_mismatch
-from live_memory.config.settings import Concurrency, RepoRootMode, Settings, WatcherMode
+from live_memory.config.settings import (
+    CloudPlatform,
+    Concurrency,
+    RepoRootMode,
+    Settings,
+    WatcherMode,
+)
 from live_memory.config.start_check import check_startable
 from live_memory.config.variables import env_name
 
 __all__ = [
     "NO_PROVIDER_PROBLEM",
     "RESTART_KEYS",
+    "CloudPlatform",
     "Concurrency",
     "RepoRootMode",
     "ResolvedRoots",
