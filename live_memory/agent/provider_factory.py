@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 from collections.abc import Callable
 
-from live_memory.config import Settings, constants
+from live_memory.config import CloudPlatform, Settings, constants
 from live_memory.errors import ConfigError, NoProviderConfigured
 from live_memory.providers import (
     LazyProvider,
@@ -32,8 +33,9 @@ def make_provider(settings: Settings) -> Provider:
 
     With a Claude subscription credential, the token is refreshed before it expires and kept in
     `<data_dir>/oauth.json` (see `oauth`). Raises NoProviderConfigured when no provider is set
-    (the message says what to set), and ConfigError for a provider name we do not know or a
-    base URL we cannot talk to (Bedrock's runtime API, Vertex AI: the message says what to use).
+    (the message says what to set), and ConfigError for a provider name we do not know, a
+    base URL we cannot talk to (Bedrock's runtime API, Vertex AI without Claude Code's platform
+    variables: the message says what to use), or a cloud platform whose extra is not installed.
     """
     if settings.provider is None:
         raise NoProviderConfigured(settings.provider_problem or _NO_PROVIDER)
@@ -60,6 +62,8 @@ def make_provider(settings: Settings) -> Provider:
 def _anthropic(settings: Settings, base_url: str) -> Callable[[], Provider]:
     """Validate now (a bad endpoint or missing credential fails at start-up or reload);
     build the SDK-backed adapter later, when the first request needs it."""
+    if settings.cloud is not None:
+        return _cloud(settings.cloud, base_url, settings.api_key)
     kind = endpoint_kind(constants.PROVIDER_ANTHROPIC, settings.base_url, settings.model)
     problem = unsupported_endpoint_problem(kind, base_url)
     if problem is not None:
@@ -91,3 +95,39 @@ def _anthropic(settings: Settings, base_url: str) -> Callable[[], Provider]:
         return AnthropicProvider(base_url, key, auth_token=bearer, default_headers=beta or None)
 
     return build
+
+
+# What each platform's SDK client needs installed (the anthropic extras `bedrock`, `vertex`).
+_EXTRA_MODULES = {"bedrock": ("boto3", "botocore"), "vertex": ("google.auth",)}
+
+
+def _cloud(cloud: CloudPlatform, base_url: str, bedrock_key: str | None) -> Callable[[], Provider]:
+    """Anthropic's models on Bedrock or Vertex, with the platform's own credentials."""
+    missing = [m for m in _EXTRA_MODULES[cloud.name] if not _installed(m)]
+    if missing:
+        variable = f"CLAUDE_CODE_USE_{cloud.name.upper()}"
+        raise ConfigError(
+            f"{variable} is set, but {', '.join(missing)} is not installed: install Live "
+            f"Memory with its {cloud.name} extra (pip install 'live-memory[{cloud.name}]')"
+        )
+
+    def build() -> Provider:
+        from live_memory.providers import AnthropicProvider  # noqa: PLC0415
+
+        return AnthropicProvider(
+            base_url,
+            bedrock_key,
+            platform=cloud.name,
+            region=cloud.region,
+            project_id=cloud.project_id,
+            aws_profile=cloud.aws_profile,
+        )
+
+    return build
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # its parent package (google) is not there either
+        return False

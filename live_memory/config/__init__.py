@@ -10,7 +10,13 @@ from live_memory.config.logging_setup import configure_logging, reset_logging
 from live_memory.config.provider_detection import NO_PROVIDER_PROBLEM
 from live_memory.config.report import RESTART_KEYS, config_report
 from live_memory.config.service_env import service_env_file, service_environment, session_mismatch
-from live_memory.config.settings import Concurrency, RepoRootMode, Settings, WatcherMode
+from live_memory.config.settings import (
+    CloudPlatform,
+    Concurrency,
+    RepoRootMode,
+    Settings,
+    WatcherMode,
+)
 from live_memory.config.start_check import check_startable
 from live_memory.config.variables import VARIABLES, env_name
 
@@ -18,6 +24,7 @@ __all__ = [
     "NO_PROVIDER_PROBLEM",
     "RESTART_KEYS",
     "VARIABLES",
+    "CloudPlatform",
     "Concurrency",
     "RepoRootMode",
     "ResolvedRoots",

@@ -280,6 +280,9 @@ PROVIDER_ANTHROPIC: Final = "anthropic"
 PROVIDER_OPENAI: Final = "openai"
 ANTHROPIC_DEFAULT_MODEL: Final = "claude-haiku-4-5"
 OPENAI_DEFAULT_MODEL: Final = "gpt-5-mini"
+# Claude Haiku 4.5 as the cloud platforms name it (Bedrock: the global inference profile).
+BEDROCK_DEFAULT_MODEL: Final = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+VERTEX_DEFAULT_MODEL: Final = "claude-haiku-4-5@20251001"
 ANTHROPIC_DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
 OPENAI_DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
 PROVIDER_MAX_RETRIES: Final = 3
@@ -295,16 +298,9 @@ CACHE_WRITE_1H_MULT: Final = 2.0  # 1-hour cache writes, as a multiple of input 
 RETRY_AFTER_MAX_S: Final = 30.0  # never wait longer than this on a server's retry-after
 DEFAULT_MIN_CACHEABLE_TOKENS: Final = 1024  # unknown models: shortest prefix worth a breakpoint
 ANTHROPIC_OAUTH_BETA: Final = "oauth-2025-04-20"  # anthropic-beta header for subscription tokens
-STREAM_LINE_MAX_BYTES: Final = 4 * 1024 * 1024  # one server-sent-event line of a model stream
-# After a stream's message_stop: what is read to reach the body's end (so the connection is
-# kept for the next call), at most this much and this long, else the connection is closed.
-STREAM_TAIL_MAX_BYTES: Final = 64 * 1024
+# After a stream's message_stop: how long the body's end is waited for (providers/stream_tail, so
+# the connection is kept for the next call), else the connection is closed.
 STREAM_TAIL_WAIT_S: Final = 0.25
-# How long after its answer a stream's tail is read (providers/stream_tail): past the
-# answer's commit and reply, which it would otherwise hold up, and (traced: 16-17 of 20 in a
-# tight loop of questions) before the next question arrives; the next call starts it at once.
-STREAM_TAIL_DEFER_S: Final = 0.003
-ANTHROPIC_API_VERSION: Final = "2026-10-21"  # anthropic-version header (as SDK 2.15 sends)
 # Claude Code's public OAuth client id (the CLIENT_ID constant of the Claude Code CLI, as quoted
 # by many public tools that refresh its credential); the token endpoint refuses a refresh grant
 # without it. Anthropic may rotate it: LIVE_MEMORY_OAUTH_TOKEN_URL moves the endpoint only.

@@ -268,7 +268,7 @@ def _build(
         use_subscription=bool(use_subscription),
         home=home,
     )
-    model = values.get("model")
+    model = values.get("model", choice.model)
     if model is None:
         model = {
             C.PROVIDER_ANTHROPIC: C.ANTHROPIC_DEFAULT_MODEL,
@@ -282,6 +282,7 @@ def _build(
         api_key_source=choice.api_key_source,
         subscription=choice.subscription,
         credentials_file=choice.credentials_file,
+        cloud=choice.cloud,
         provider_problem=choice.problem,
         model=model,
         summary_model=values.get("summary_model", model),

@@ -7,6 +7,12 @@ picks anthropic; any other key or endpoint (`LIVE_MEMORY_API_KEY`, `OPENAI_API_K
 all does a Claude Code subscription credential (`use_subscription`) pick anthropic — every
 plugin user has Claude Code, so letting the credential outrank an explicit OpenAI key would make
 OpenAI auto-detection dead code. Token handling belongs to the OAuth module; this only detects.
+
+Claude Code's cloud platforms come before the keys: `CLAUDE_CODE_USE_BEDROCK` (then
+`CLAUDE_CODE_USE_VERTEX`) picks Anthropic's models on Bedrock or Vertex with Claude Code's own
+variables (AWS_REGION, AWS_PROFILE, AWS_BEARER_TOKEN_BEDROCK, ANTHROPIC_BEDROCK_BASE_URL;
+CLOUD_ML_REGION, ANTHROPIC_VERTEX_PROJECT_ID, ANTHROPIC_VERTEX_BASE_URL) and its cheap model
+(ANTHROPIC_DEFAULT_HAIKU_MODEL), unless Live Memory's own provider, key or base URL says else.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Final
 import orjson
 
 from live_memory.config import constants as C
+from live_memory.config.settings import CloudPlatform
 from live_memory.config.variables import parse_secret, parse_url
 from live_memory.regular_file import read_regular
 
@@ -46,6 +53,9 @@ class ProviderChoice:
     subscription: bool = False
     credentials_file: Path | None = None
     problem: str | None = None
+    cloud: CloudPlatform | None = None
+    model: str | None = None
+    """The platform's default model (a cloud names its models its own way)."""
 
 
 def _env(environ: Mapping[str, str], name: str) -> str | None:
@@ -99,6 +109,10 @@ def detect_provider(
     Raises ConfigError when a provider variable it consults (`ANTHROPIC_BASE_URL`, ...) is
     malformed.
     """
+    if explicit != C.PROVIDER_OPENAI and api_key is None and base_url is None:
+        cloud = _cloud_choice(environ)
+        if cloud is not None:
+            return cloud
     anthropic_key = _env_secret(environ, "ANTHROPIC_API_KEY")
     anthropic_token = _env_secret(environ, "ANTHROPIC_AUTH_TOKEN")
     openai_key = _env_secret(environ, "OPENAI_API_KEY")
@@ -131,6 +145,59 @@ def detect_provider(
         subscription = credential is not None
         return ProviderChoice(C.PROVIDER_ANTHROPIC, url, key, source, subscription, credential)
     raise AssertionError(f"unknown provider {provider!r}")  # the parser allows only the two
+
+
+def _cloud_choice(environ: Mapping[str, str]) -> ProviderChoice | None:
+    """Anthropic on the cloud platform Claude Code is set to use, or None."""
+    model = _env(environ, "ANTHROPIC_DEFAULT_HAIKU_MODEL") or _env(
+        environ, "ANTHROPIC_SMALL_FAST_MODEL"
+    )
+    if _flag(environ, "CLAUDE_CODE_USE_BEDROCK"):
+        region = _env(environ, "AWS_REGION") or _env(environ, "AWS_DEFAULT_REGION")
+        if region is None:
+            problem = "CLAUDE_CODE_USE_BEDROCK is set but AWS_REGION is not (e.g. us-east-1)"
+            return ProviderChoice(None, problem=problem)
+        url = _env_url(environ, "ANTHROPIC_BEDROCK_BASE_URL")
+        # A Bedrock API key and an AWS profile exclude each other (the SDK refuses both).
+        token = _env_secret(environ, "AWS_BEARER_TOKEN_BEDROCK")
+        profile = None if token else _env(environ, "AWS_PROFILE")
+        return ProviderChoice(
+            C.PROVIDER_ANTHROPIC,
+            url or f"https://bedrock-runtime.{region}.amazonaws.com",
+            token,
+            "AWS_BEARER_TOKEN_BEDROCK" if token else None,
+            cloud=CloudPlatform("bedrock", region, aws_profile=profile),
+            model=model or C.BEDROCK_DEFAULT_MODEL,
+        )
+    if _flag(environ, "CLAUDE_CODE_USE_VERTEX"):
+        region = _env(environ, "CLOUD_ML_REGION")
+        project = _env(environ, "ANTHROPIC_VERTEX_PROJECT_ID")
+        if region is None or project is None:
+            missing = "CLOUD_ML_REGION" if region is None else "ANTHROPIC_VERTEX_PROJECT_ID"
+            return ProviderChoice(
+                None, problem=f"CLAUDE_CODE_USE_VERTEX is set but {missing} is not"
+            )
+        url = _env_url(environ, "ANTHROPIC_VERTEX_BASE_URL") or _vertex_url(region)
+        return ProviderChoice(
+            C.PROVIDER_ANTHROPIC,
+            url,
+            cloud=CloudPlatform("vertex", region, project_id=project),
+            model=model or C.VERTEX_DEFAULT_MODEL,
+        )
+    return None
+
+
+def _vertex_url(region: str) -> str:
+    # As the SDK and Claude Code reach Vertex: global and multi-region endpoints, else regional.
+    if region == "global":
+        return "https://aiplatform.googleapis.com/v1"
+    if region in ("us", "eu"):
+        return f"https://aiplatform.{region}.rep.googleapis.com/v1"
+    return f"https://{region}-aiplatform.googleapis.com/v1"
+
+
+def _flag(environ: Mapping[str, str], name: str) -> bool:
+    return (_env(environ, name) or "").lower() in ("1", "true", "yes", "on")
 
 
 def _first(*pairs: tuple[str | None, str | None]) -> tuple[str | None, str | None]:

@@ -11,12 +11,26 @@ from typing import Literal
 
 from live_memory.config import constants as C
 
-__all__ = ["Backend", "Concurrency", "RepoRootMode", "Settings", "WatcherMode"]
+__all__ = ["Backend", "CloudPlatform", "Concurrency", "RepoRootMode", "Settings", "WatcherMode"]
 
 Concurrency = Literal["parallel", "serial"]
 RepoRootMode = Literal["nearest", "outermost"]
 WatcherMode = Literal["off", "os"]
 Backend = Literal["local", "ray"]
+
+
+@dataclass(frozen=True, slots=True)
+class CloudPlatform:
+    """Claude on a cloud platform, chosen as Claude Code chooses it (CLAUDE_CODE_USE_BEDROCK,
+    CLAUDE_CODE_USE_VERTEX); the endpoint is `Settings.base_url`."""
+
+    name: Literal["bedrock", "vertex"]
+    region: str
+    """AWS_REGION (Bedrock) or CLOUD_ML_REGION (Vertex)."""
+    project_id: str | None = None
+    """Vertex: ANTHROPIC_VERTEX_PROJECT_ID."""
+    aws_profile: str | None = None
+    """Bedrock: AWS_PROFILE; without it boto3's chain (AWS_ACCESS_KEY_ID, SSO, a role)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +137,8 @@ class Settings:
     """With `subscription`: the Claude Code OAuth credential file that was found."""
     api_key_source: str | None = None
     """Where `api_key` came from (`ANTHROPIC_AUTH_TOKEN` = send it as a bearer token)."""
+    cloud: CloudPlatform | None = None
+    """Anthropic's models through Bedrock or Vertex instead of Anthropic's API."""
     provider_problem: str | None = None
     """When `provider` is None: what the user must set, e.g. 'set LIVE_MEMORY_API_KEY ...'."""
     config_file: Path | None = None

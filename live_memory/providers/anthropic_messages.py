@@ -1,10 +1,10 @@
-"""The Anthropic Messages wire format: a neutral ChatRequest as the JSON body of
-`POST /v1/messages`, and the reply (put back together from the stream) as a ChatResponse.
+"""The Anthropic Messages wire format: a neutral ChatRequest as the parameters of
+`messages.stream` (the JSON body of `POST /v1/messages`), and the SDK's reply as a ChatResponse.
 
 Cache breakpoints become `cache_control` markers on system blocks and on the last content block
 of a flagged message (at most `MAX_CACHE_BREAKPOINTS`; the earliest extras are dropped). Usage
 is normalised so `input_tokens` counts every prompt token, cached or not. Pure functions: the
-HTTP call, auth and retries are the adapter's (anthropic_adapter).
+call, auth and retries are the adapter's (anthropic_adapter).
 """
 
 from __future__ import annotations
@@ -144,33 +144,34 @@ def _tool_param(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "input_schema": schema}
 
 
-def parse_message(message: Mapping[str, Any], model: str, base_url: str) -> ChatResponse:
-    """The reply `message` as a ChatResponse. Raises ProviderBadResponse without content or
+def parse_message(
+    message: Any, inputs: Mapping[int, object], model: str, base_url: str
+) -> ChatResponse:
+    """The SDK's streamed reply `message` as a ChatResponse; `inputs` are the tool calls'
+    arguments by block index, decoded whole. Raises ProviderBadResponse without content or
     usage (a base URL that is not the Messages API)."""
-    content = message.get("content")
-    usage = message.get("usage")
-    if not isinstance(content, list) or not isinstance(usage, dict):
+    content = getattr(message, "content", None)
+    usage = getattr(message, "usage", None)
+    if not isinstance(content, list) or usage is None:
         raise ProviderBadResponse(
             f"anthropic at {base_url} answered without content or usage (is the base URL right?)"
         )
     blocks: list[TextBlock | ToolCall] = []
-    for item in content:
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type")
-        if kind == "text" and isinstance(item.get("text"), str):
-            blocks.append(TextBlock(item["text"]))
-        elif kind == "tool_use" and isinstance(item.get("id"), str):
-            arguments = item.get("input")
-            name = item.get("name")
+    for index, item in enumerate(content):
+        kind = getattr(item, "type", None)
+        if kind == "text" and isinstance(getattr(item, "text", None), str):
+            blocks.append(TextBlock(item.text))
+        elif kind == "tool_use" and isinstance(getattr(item, "id", None), str):
+            arguments = inputs.get(index, getattr(item, "input", None))
+            name = getattr(item, "name", None)
             blocks.append(
                 ToolCall(
-                    item["id"],
+                    item.id,
                     name if isinstance(name, str) else "",
                     arguments if isinstance(arguments, dict) else {},
                 )
             )
-    raw_stop = message.get("stop_reason")
+    raw_stop = getattr(message, "stop_reason", None)
     stop: StopReason = _STOP_REASONS.get(str(raw_stop), "other")
     if stop != "tool_use" and any(isinstance(b, ToolCall) for b in blocks):
         stop = "tool_use"
@@ -178,14 +179,14 @@ def parse_message(message: Mapping[str, Any], model: str, base_url: str) -> Chat
         blocks=tuple(blocks),
         stop_reason=stop,
         usage=_usage(usage),
-        model=str(message.get("model") or model),
+        model=str(getattr(message, "model", None) or model),
         raw_stop_reason=None if raw_stop is None else str(raw_stop),
     )
 
 
-def _usage(usage: Mapping[str, object]) -> Usage:
+def _usage(usage: object) -> Usage:
     def count(field: str) -> int:
-        value = usage.get(field)
+        value = getattr(usage, field, None)
         return value if isinstance(value, int) else 0
 
     write = count("cache_creation_input_tokens")

@@ -3,7 +3,8 @@
 The wire format (`anthropic` / `openai`) says how to talk; the endpoint kind says what the cache
 behind it does: Anthropic's API offers a 1-hour TTL, Bedrock's Mantle endpoint speaks Anthropic
 Messages with a Bedrock API key sent as a bearer token, Bedrock's runtime and Vertex endpoints
-need cloud request signing (not supported: use a gateway), OpenAI accepts a 24-hour
+need the cloud's request signing (reached with Claude Code's CLAUDE_CODE_USE_BEDROCK /
+CLAUDE_CODE_USE_VERTEX, not by a base URL alone), OpenAI accepts a 24-hour
 `prompt_cache_retention` on some models, DeepSeek caches on disk for hours.
 """
 
@@ -123,15 +124,17 @@ def unsupported_endpoint_problem(kind: EndpointKind, base_url: str | None) -> st
     if kind == "bedrock_runtime":
         return (
             f"LIVE_MEMORY_BASE_URL {base_url} is Bedrock's runtime API, which needs AWS SigV4 "
-            "signing and does not speak the Anthropic Messages API; use Bedrock's Anthropic "
-            "endpoint https://bedrock-mantle.<region>.api.aws/anthropic with a Bedrock API key "
+            "signing: set CLAUDE_CODE_USE_BEDROCK=1 and AWS_REGION (as for Claude Code) "
+            "instead, or use Bedrock's Anthropic endpoint "
+            "https://bedrock-mantle.<region>.api.aws/anthropic with a Bedrock API key "
             "(LIVE_MEMORY_API_KEY), or a gateway that serves /v1/messages"
         )
     if kind == "vertex":
         return (
             f"LIVE_MEMORY_BASE_URL {base_url} is a Vertex AI endpoint, which needs Google Cloud "
-            "credentials and its own request paths; put a gateway that serves the Anthropic "
-            "Messages API (/v1/messages) in front of it and point LIVE_MEMORY_BASE_URL there"
+            "credentials and its own request paths: set CLAUDE_CODE_USE_VERTEX=1, "
+            "CLOUD_ML_REGION and ANTHROPIC_VERTEX_PROJECT_ID (as for Claude Code) instead, or "
+            "point LIVE_MEMORY_BASE_URL at a gateway that serves /v1/messages"
         )
     return None
 

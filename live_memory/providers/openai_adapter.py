@@ -19,7 +19,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-import httpx2
 import openai
 import orjson
 from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
@@ -28,7 +27,12 @@ from live_memory.config import constants
 from live_memory.providers.endpoint import prompt_cache_retention_for
 from live_memory.providers.openai_reply import parse_completion, parse_stream
 from live_memory.providers.openai_stream import StreamAssembly
-from live_memory.providers.retry import DEFAULT_RETRY_POLICY, RetryPolicy, with_retries
+from live_memory.providers.retry import (
+    DEFAULT_RETRY_POLICY,
+    RetryPolicy,
+    attempt_timeout,
+    with_retries,
+)
 from live_memory.providers.types import (
     ChatRequest,
     ChatResponse,
@@ -109,7 +113,7 @@ class OpenAIProvider:
             started = time.monotonic()
             if not self._stream:
                 result = await client.chat.completions.create(
-                    **params, extra_body=self._extra_body, timeout=_attempt_timeout(deadline)
+                    **params, extra_body=self._extra_body, timeout=attempt_timeout(deadline)
                 )
                 return parse_completion(result, request, self._base_url, started)
             if request.tap is not None:
@@ -120,7 +124,7 @@ class OpenAIProvider:
                 stream=True,
                 stream_options={"include_usage": True},
                 extra_body=self._extra_body,
-                timeout=_attempt_timeout(deadline),
+                timeout=attempt_timeout(deadline),
             )
             async with stream:  # leaving it (done, failed or cancelled) closes the connection
                 async for chunk in stream:
@@ -232,13 +236,6 @@ def _tool_param(spec: ToolSpec) -> ChatCompletionToolParam:
 
 def _json(value: Mapping[str, object]) -> str:
     return orjson.dumps(dict(value)).decode()
-
-
-def _attempt_timeout(deadline: float | None) -> httpx2.Timeout:
-    total = constants.PROVIDER_DEFAULT_TIMEOUT_S
-    if deadline is not None:
-        total = max(constants.MIN_CALL_TIMEOUT_S, deadline - time.monotonic())
-    return httpx2.Timeout(total, connect=min(constants.PROVIDER_CONNECT_TIMEOUT_S, total))
 
 
 def _default_token_field(base_url: str) -> TokenLimitField:

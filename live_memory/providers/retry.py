@@ -1,10 +1,10 @@
-"""Retrying provider calls, and turning SDK (or plain-HTTP, see http_errors) exceptions into
-our error tree.
+"""Retrying provider calls, and turning the SDKs' exceptions into our error tree.
 
 The SDKs run with `max_retries=0`; this module owns the policy instead, so it can honour the
 question's deadline and name the provider, status and endpoint in every error:
 
     429, 408, 409, 5xx (529 overloaded), timeouts, refused connections  → retried with backoff
+    an `error` event inside a 200 stream    → the status its type stands for, as above
     400/413 saying the prompt is too long                               → PromptTooLong
     401/403                                                             → ProviderAuthError
     a body the SDK cannot read                                          → ProviderBadResponse
@@ -35,14 +35,8 @@ from live_memory.errors import (
     ProviderBadResponse,
     ProviderError,
 )
-from live_memory.providers.http_errors import (
-    HttpApiError,
-    HttpConnectionError,
-    HttpStatusError,
-    HttpTimeoutError,
-)
 
-__all__ = ["DEFAULT_RETRY_POLICY", "RetryPolicy", "redact", "with_retries"]
+__all__ = ["DEFAULT_RETRY_POLICY", "RetryPolicy", "attempt_timeout", "redact", "with_retries"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +51,17 @@ _TOO_LONG = re.compile(
 _KEY_SHAPED = re.compile(r"\b(sk-[A-Za-z0-9_-]{3})[A-Za-z0-9_-]{6,}")
 _BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
 _SDK_BASES = {"anthropic": "AnthropicError", "openai": "OpenAIError"}
+# An `error` event after the 200 (the API's error types) as the status it would have had, so an
+# overloaded stream is retried like an overloaded answer.
+_STREAM_ERROR_STATUS: Mapping[str, int] = {
+    "overloaded_error": 529,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+}
 
 
 def _sdk_errors(name: str) -> tuple[type[BaseException], ...]:
@@ -127,7 +132,7 @@ async def with_retries(
         # ValueError covers json decoding and pydantic validation of a body the SDK could
         # not read.
         except Exception as exc:
-            if not isinstance(exc, (*_sdk_errors("base"), HttpApiError, ValueError)):
+            if not isinstance(exc, (*_sdk_errors("base"), ValueError)):
                 raise
             failure = _classify(exc, provider=provider, endpoint=endpoint, secrets=secrets)
             if not failure.retryable:
@@ -159,10 +164,12 @@ def _classify(
 ) -> _Failure:
     """Map one SDK exception to our error tree and say whether retrying could help."""
     url = _url_of(exc) or endpoint
-    if isinstance(exc, (*_sdk_errors("APIStatusError"), HttpStatusError)):
+    if isinstance(exc, _sdk_errors("APIStatusError")):
         api: Any = exc  # an SDK APIStatusError (typed loosely: the SDKs load lazily)
-        status = api.status_code
         kind, detail = _api_error(api.body, api.message)
+        status = api.status_code
+        if status < 400:  # an `error` event inside a streamed 200
+            status = _STREAM_ERROR_STATUS.get(kind, 400)
         detail = redact(detail, secrets)
         where = f"{provider} answered HTTP {status}{f' {kind}' if kind else ''} at {url}"
         if status in (400, 413) and (status == 413 or _TOO_LONG.search(detail)):
@@ -175,9 +182,9 @@ def _classify(
         retryable = status in _RETRYABLE_STATUS or status >= 500
         after = _retry_after_s(api.response.headers) if retryable else None
         return _Failure(ProviderError(f"{where}: {detail}"), retryable, after)
-    if isinstance(exc, (*_sdk_errors("APITimeoutError"), HttpTimeoutError)):
+    if isinstance(exc, _sdk_errors("APITimeoutError")):
         return _Failure(ProviderError(f"{provider} did not answer in time at {url}"), True)
-    if isinstance(exc, (*_sdk_errors("APIConnectionError"), HttpConnectionError)):
+    if isinstance(exc, _sdk_errors("APIConnectionError")):
         cause = redact(str(exc.__cause__ or exc), secrets)
         return _Failure(ProviderError(f"could not connect to {provider} at {url}: {cause}"), True)
     detail = redact(str(exc), secrets)[:300]
@@ -188,6 +195,15 @@ def _classify(
         )
         return _Failure(ProviderBadResponse(message), False)
     return _Failure(ProviderError(f"{provider} call to {url} failed: {detail}"), False)
+
+
+def attempt_timeout(deadline: float | None) -> httpx2.Timeout:
+    """One attempt's timeouts: what is left before `deadline` (a `time.monotonic()` value),
+    at least MIN_CALL_TIMEOUT_S; connecting at most PROVIDER_CONNECT_TIMEOUT_S of it."""
+    total = constants.PROVIDER_DEFAULT_TIMEOUT_S
+    if deadline is not None:
+        total = max(constants.MIN_CALL_TIMEOUT_S, deadline - time.monotonic())
+    return httpx2.Timeout(total, connect=min(constants.PROVIDER_CONNECT_TIMEOUT_S, total))
 
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:

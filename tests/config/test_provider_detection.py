@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from live_memory.config import NO_PROVIDER_PROBLEM, Settings, load_settings
+from live_memory.config import NO_PROVIDER_PROBLEM, CloudPlatform, Settings, load_settings
 from live_memory.errors import ConfigError
 
 
@@ -169,3 +169,66 @@ def test_provider_can_come_from_config_json(tmp_path: Path) -> None:
     config.write_text(json.dumps({"provider": "openai", "api_key": "cfg-key"}), encoding="utf-8")
     settings = detect(tmp_path)
     assert (settings.provider, settings.api_key) == ("openai", "cfg-key")
+
+
+def test_claude_code_bedrock_flag_picks_anthropic_on_bedrock_in_its_region(tmp_path: Path) -> None:
+    settings = detect(
+        tmp_path,
+        CLAUDE_CODE_USE_BEDROCK="1",
+        AWS_REGION="eu-central-1",
+        AWS_PROFILE="work",
+        ANTHROPIC_API_KEY="sk-ant-api03-key",  # Claude Code ignores it on Bedrock, as do we
+    )
+    assert settings.provider == "anthropic"
+    assert settings.cloud == CloudPlatform("bedrock", "eu-central-1", aws_profile="work")
+    assert settings.base_url == "https://bedrock-runtime.eu-central-1.amazonaws.com"
+    assert settings.model == "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+    assert settings.api_key is None
+
+
+def test_claude_code_vertex_flag_uses_its_region_project_and_haiku_model(tmp_path: Path) -> None:
+    settings = detect(
+        tmp_path,
+        CLAUDE_CODE_USE_VERTEX="true",
+        CLOUD_ML_REGION="us-east5",
+        ANTHROPIC_VERTEX_PROJECT_ID="proj",
+        ANTHROPIC_DEFAULT_HAIKU_MODEL="claude-haiku-4-5@20251001",
+    )
+    assert settings.cloud == CloudPlatform("vertex", "us-east5", project_id="proj")
+    assert settings.base_url == "https://us-east5-aiplatform.googleapis.com/v1"
+    assert settings.model == "claude-haiku-4-5@20251001"
+
+
+@pytest.mark.parametrize(
+    ("env", "missing"),
+    [
+        ({"CLAUDE_CODE_USE_BEDROCK": "1"}, "AWS_REGION"),
+        (
+            {"CLAUDE_CODE_USE_VERTEX": "1", "CLOUD_ML_REGION": "global"},
+            "ANTHROPIC_VERTEX_PROJECT_ID",
+        ),
+    ],
+)
+def test_a_cloud_platform_without_its_region_or_project_is_a_problem_naming_it(
+    tmp_path: Path, env: dict[str, str], missing: str
+) -> None:
+    settings = detect(tmp_path, **env)
+    assert settings.provider is None
+    assert settings.provider_problem is not None and missing in settings.provider_problem
+
+
+def test_live_memory_own_key_or_base_url_outranks_the_claude_code_platform(tmp_path: Path) -> None:
+    keyed = detect(
+        tmp_path,
+        CLAUDE_CODE_USE_BEDROCK="1",
+        AWS_REGION="us-east-1",
+        LIVE_MEMORY_API_KEY="sk-ant-api03-key",
+    )
+    local = detect(
+        tmp_path,
+        CLAUDE_CODE_USE_BEDROCK="1",
+        AWS_REGION="us-east-1",
+        LIVE_MEMORY_BASE_URL="http://127.0.0.1:8080/v1",
+    )
+    assert (keyed.provider, keyed.cloud) == ("anthropic", None)
+    assert (local.provider, local.cloud) == ("openai", None)

@@ -6,11 +6,13 @@
         ...
         assert fake.wait_for_requests(2)[1].body["messages"][-1]["role"] == "user"
 
-Routes: `POST /v1/messages` (Anthropic, JSON or SSE) and `POST /v1/chat/completions` (OpenAI,
-JSON or chunked SSE). Replies come from the script queue first, then `responder`, then
-`default_reply`. Usage numbers come from a simulated prefix cache (see `fake_cache`), so cache
-behaviour is testable end to end. uvicorn serves it on 127.0.0.1 and an ephemeral port, in a
-background thread (`background_server`); every request is recorded.
+Routes: `POST /v1/messages` (Anthropic, JSON or SSE), the same Messages API as Bedrock and Vertex
+serve it (`fake_cloud_wire`: `/model/<m>/invoke[-with-response-stream]`, `/v1/projects/<p>/
+locations/<r>/publishers/anthropic/models/<m>:[stream]rawPredict`, and Google's `/token`), and
+`POST /v1/chat/completions` (OpenAI, JSON or chunked SSE). Replies come from the script queue
+first, then `responder`, then `default_reply`. Usage numbers come from a simulated prefix cache
+(see `fake_cache`), so cache behaviour is testable end to end. uvicorn serves it on 127.0.0.1
+and an ephemeral port, in a background thread (`background_server`); every request is recorded.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from starlette.routing import Route
 from live_memory.config import constants
 from tests.support.background_server import ServedFake
 from tests.support.fakes import fake_anthropic_wire as anthropic_wire
+from tests.support.fakes import fake_cloud_wire as cloud_wire
 from tests.support.fakes import fake_openai_wire as openai_wire
 from tests.support.fakes.fake_cache import PrefixCache
 from tests.support.fakes.fake_replies import (
@@ -70,13 +73,16 @@ class FakeProvider(ServedFake):
         require_key: str | None = None,
         deepseek_usage: bool = False,
         chars_per_token: float = constants.CHARS_PER_TOKEN,
+        aws_credentials: tuple[str, str] | None = None,
     ) -> None:
         """`require_key`: refuse requests without `Bearer <key>` or `x-api-key: <key>`.
+        `aws_credentials` (key id, secret): refuse Bedrock requests not SigV4-signed with them.
         `deepseek_usage`: report OpenAI-side usage the DeepSeek way
         (`prompt_cache_hit/miss_tokens`), caching every prompt in 64-token units."""
         self.default_reply = default_reply
         self._require_key = require_key
         self._deepseek = deepseek_usage
+        self._aws_credentials = aws_credentials
         self._cond = threading.Condition()
         self._script: deque[Reply] = deque()
         self._responder: Responder | None = None
@@ -181,14 +187,63 @@ class FakeProvider(ServedFake):
         return Starlette(
             routes=[
                 Route("/v1/messages", self._anthropic, methods=["POST"]),
+                Route("/model/{model}/{action}", self._bedrock, methods=["POST"]),
+                Route(
+                    "/v1/projects/{project}/locations/{region}/publishers/anthropic/models/{spec}",
+                    self._vertex,
+                    methods=["POST"],
+                ),
+                Route("/token", self._google_token, methods=["POST"]),
                 Route("/v1/chat/completions", self._openai, methods=["POST"]),
             ]
         )
 
-    async def _anthropic(self, request: Request) -> Response:
+    async def _bedrock(self, request: Request) -> Response:
+        if self._aws_credentials is not None:
+            raw = await request.body()
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            url = str(request.url)
+            wrong = cloud_wire.check_sigv4("POST", url, headers, raw, self._aws_credentials)
+            if wrong is not None:
+                await self._admit(request, "anthropic")  # recorded, as every request is
+                return _json({"message": f"SignatureDoesNotMatch: {wrong}"}, 403)
+        action = request.path_params["action"]
+        stream = action == "invoke-with-response-stream"
+        if not stream and action != "invoke":
+            return _json({"message": f"UnknownOperationException: {action}"}, 404)
+        model = str(request.path_params["model"])
+        return await self._anthropic(request, model=model, stream=stream, framing="aws")
+
+    async def _vertex(self, request: Request) -> Response:
+        model, _, method = str(request.path_params["spec"]).rpartition(":")
+        if method not in ("rawPredict", "streamRawPredict"):
+            return _json({"error": {"message": f"unknown method {method}"}}, 404)
+        stream = method == "streamRawPredict"
+        return await self._anthropic(request, model=model, stream=stream, framing="sse")
+
+    async def _google_token(self, request: Request) -> Response:
+        await request.body()
+        return _json(dict(cloud_wire.GOOGLE_TOKEN))
+
+    async def _anthropic(
+        self,
+        request: Request,
+        *,
+        model: str | None = None,
+        stream: bool | None = None,
+        framing: str = "sse",
+    ) -> Response:
+        """Anthropic's Messages API; on a cloud the model (and the streaming) are in the path,
+        the body carries `anthropic_version` instead, and Bedrock streams in AWS frames."""
         body, reply_or_error = await self._admit(request, "anthropic")
         if isinstance(reply_or_error, Response):
             return reply_or_error
+        if model is not None:
+            if "model" in body or not isinstance(body.get("anthropic_version"), str):
+                problem = "model belongs in the path, anthropic_version in the body"
+                error = Error(400, "invalid_request_error", problem)
+                return _json(anthropic_wire.error_body(error), 400)
+            body = {**body, "model": model}
         problem = anthropic_wire.problem_with(body)
         if problem:
             return _json(
@@ -197,20 +252,23 @@ class FakeProvider(ServedFake):
         reply = await self._next_reply(reply_or_error)
         if isinstance(reply, Response):
             return reply
-        model = str(body["model"])
+        model_name = str(body["model"])
         prompt, markers = anthropic_wire.prompt_of(body)
         with self._cond:
-            usage = self._cache.anthropic(model, prompt, markers)
+            usage = self._cache.anthropic(model_name, prompt, markers)
             self._count(
                 usage.prompt_tokens,
                 usage.cache_read_input_tokens,
                 usage.cache_creation_input_tokens,
             )
         empty = body.get("max_tokens") == 0
-        if body.get("stream"):
-            events = anthropic_wire.sse_events(reply, model, usage, self._new_id, empty=empty)
+        if body.get("stream") if stream is None else stream:
+            events = anthropic_wire.sse_events(reply, model_name, usage, self._new_id, empty=empty)
+            if framing == "aws":
+                return _stream(cloud_wire.event_stream_frames(events), cloud_wire.EVENT_STREAM)
             return _stream(events)
-        return _json(anthropic_wire.message_body(reply, model, usage, self._new_id, empty=empty))
+        message = anthropic_wire.message_body(reply, model_name, usage, self._new_id, empty=empty)
+        return _json(message)
 
     async def _openai(self, request: Request) -> Response:
         body, reply_or_error = await self._admit(request, "openai")
@@ -333,9 +391,9 @@ def _json(
     return Response(orjson.dumps(payload), status, headers, media_type="application/json")
 
 
-def _stream(chunks: Iterator[bytes]) -> StreamingResponse:
+def _stream(chunks: Iterator[bytes], media_type: str = "text/event-stream") -> StreamingResponse:
     async def body() -> AsyncIterator[bytes]:
         for chunk in chunks:
             yield chunk
 
-    return StreamingResponse(body(), media_type="text/event-stream")
+    return StreamingResponse(body(), media_type=media_type)
