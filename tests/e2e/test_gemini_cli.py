@@ -127,10 +127,12 @@ def test_real_gemini_cli_tees_its_read_before_asking_live_memory(tmp_path: Path)
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=10)
         stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+        calls = [
+            (r.method, r.function_names[:3], len(r.function_responses())) for r in model.requests
+        ]
         diagnosis = (
             f"gemini exit={process.returncode}\nstderr:\n{stderr.decode()[-4000:]}\n"
-            f"stdout:\n{stdout.decode()[-3000:]}\nmodel calls: "
-            f"{[(r.method, r.function_names[:3], len(r.function_responses())) for r in model.requests]}"
+            f"stdout:\n{stdout.decode()[-3000:]}\nmodel calls: {calls}"
             f"\nserver log:\n{server.log.read_text(errors='replace')[-3000:]}"
         )
 
