@@ -64,7 +64,7 @@ class AgentSpec:
     plugin: Target | None = None
     """A file of ours the agent loads (OpenCode's plugin), written whole."""
     reads_seen: bool = True
-    """False where no hook reports reads: `connect` turns on the server's OS watcher."""
+    """False where hooks miss reads or edits: `connect` turns on the server's OS watcher."""
 
 
 _NOTIFY, _START = "notify.py", "session-start.py"
@@ -111,10 +111,11 @@ AGENTS: dict[str, AgentSpec] = {
         {"url": "{url}", "tool_timeout_sec": 120},
         None,
         Target("block", "~/.codex/AGENTS.md", "AGENTS.md"),
-        # Its PostToolUse reports shell commands, not files read: the OS watcher sees those.
+        # It reads through its shell: PostToolUse on Bash tees the files a command names;
+        # its edits (apply_patch) reach no hook, so the OS watcher is turned on for them.
         HookSpec(
             Target("json", "~/.codex/hooks.json", ".codex/hooks.json", ("hooks",)),
-            {"SessionStart": (_START, None)},
+            {"SessionStart": (_START, None), "PostToolUse": (_NOTIFY, "Bash")},
         ),
         reads_seen=False,
     ),

@@ -192,8 +192,8 @@ def _plan(
     entry = _mcp_entry(spec, f"{base}/mcp", with_token) if install else None
     if spec.mcp.format == "toml":
         flags: dict[tuple[str, str], object] | None = None
-        if spec.hooks is not None:  # Codex runs hooks only behind this feature flag
-            flags = {("features", "codex_hooks"): True}
+        if spec.hooks is not None:  # Codex runs hooks only behind this feature flag (0.171
+            flags = {("features", "hooks"): True}  # calls `codex_hooks` deprecated)
         plan.edit(mcp_path, lambda t: edit_toml(t, str(mcp_path), spec.mcp.key, entry, flags))
     else:
         plan.edit(mcp_path, lambda t: edit_json(t, str(mcp_path), spec.mcp.key, entry))

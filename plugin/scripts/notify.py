@@ -33,6 +33,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shlex
 import stat
 import sys
 import time
@@ -110,9 +111,10 @@ CLAUDE_CODE = "claude-code"
 
 class Agent:
     """One agent's hook payloads, as data. `events`: hook event -> "tool" (the tool's name
-    says read or write), "read" / "write" (the event is one), "changed" (FileChanged) or
-    "stop" (hand over the transcript); `tools`: tool name -> "read" / "write"; `reply`: what
-    the agent wants on stdout (Cursor's beforeReadFile waits for a permission)."""
+    says what it is), "read" / "write" (the event is one), "changed" (FileChanged) or "stop"
+    (hand over the transcript); `tools`: tool name -> "read", "write" or "shell" (a command
+    whose file words are reads); `reply`: what the agent wants on stdout (Cursor's
+    beforeReadFile waits for a permission)."""
 
     def __init__(
         self,
@@ -139,9 +141,14 @@ AGENTS = {
         {"tool.execute.before": "tool", "tool.execute.after": "tool"},
         {"read": "read", "write": "write", "edit": "write", "patch": "write", "multiedit": "write"},
     ),
-    "codex": Agent({}),  # no file events (it reads through its shell): the OS watcher sees them
+    # Codex reads through its shell: PostToolUse reports the command, whose file words are
+    # teed as reads; its edits (apply_patch) reach no hook: the OS watcher sees those.
+    "codex": Agent({"PostToolUse": "tool"}, {"Bash": "shell"}),
 }
 PATH_KEYS = ("file_path", "notebook_path", "absolute_path", "filePath", "path")
+SHELL_MAX_FILES = 8  # files teed from one shell command
+SHELL_MAX_WORDS = 64
+SHELL_MAX_CHARS = 4096
 
 
 def is_secret(path: str) -> bool:
@@ -187,6 +194,8 @@ def build_body(payload: Mapping[str, object], agent: str = CLAUDE_CODE) -> dict[
         assert spec is not None
         role, source = spec.tools.get(str(payload.get("tool_name"))), payload.get("tool_input")
     cwd = workspace_of(payload)
+    if role == "shell" and isinstance(source, Mapping) and cwd is not None:
+        return shell_reads(source.get("command"), cwd)
     if role not in ("read", "write") or not isinstance(source, Mapping) or cwd is None:
         return None
     raw_path = next((source[k] for k in PATH_KEYS if isinstance(source.get(k), str)), None)
@@ -207,6 +216,33 @@ def build_body(payload: Mapping[str, object], agent: str = CLAUDE_CODE) -> dict[
     if agent == CLAUDE_CODE:
         return {**payload, "content": content}
     return {"cwd": cwd, "events": [{"path": path, "kind": role, "content": content}]}
+
+
+def shell_reads(command: object, cwd: str) -> dict[str, object] | None:
+    """The files a shell command named (`cat a.py`, `sed -n 1,80p a.py`, `bash -lc '...'`), as
+    reads with their bytes now: an agent that reads through its shell reports no file reads.
+    Only words that are existing regular files under `cwd` count, at most SHELL_MAX_FILES."""
+    words = list(command) if isinstance(command, list) else [command]
+    events: list[dict[str, object]] = []
+    seen: set[str] = set()
+    for word in words[:SHELL_MAX_WORDS]:
+        if not isinstance(word, str):
+            continue
+        try:
+            parts = shlex.split(word[:SHELL_MAX_CHARS]) if " " in word else [word]
+        except ValueError:
+            continue
+        for part in parts[:SHELL_MAX_WORDS]:
+            path = os.path.normpath(os.path.join(cwd, part))
+            if part.startswith("-") or path in seen or not path.startswith(cwd + os.sep):
+                continue
+            seen.add(path)
+            content = None if is_secret(path) else read_text(path, MAX_FILE_BYTES)
+            if content is not None:
+                events.append({"path": path, "kind": "read", "content": content})
+            if len(events) >= SHELL_MAX_FILES:
+                return {"cwd": cwd, "events": events}
+    return {"cwd": cwd, "events": events} if events else None
 
 
 def build_enqueue(payload: Mapping[str, object]) -> dict[str, object] | None:

@@ -81,8 +81,10 @@ def test_connect_writes_each_agents_documented_user_files(env: dict[str, str]) -
     )
     codex = tomllib.loads((home / ".codex/config.toml").read_text())
     assert codex["mcp_servers"]["live-memory"] == {"url": url, "tool_timeout_sec": 120}
-    assert codex["features"] == {"codex_hooks": True}
-    assert set(_json(home / ".codex/hooks.json")["hooks"]) == {"SessionStart"}  # type: ignore[arg-type]
+    assert codex["features"] == {"hooks": True}
+    codex_hooks = _json(home / ".codex/hooks.json")["hooks"]
+    assert set(codex_hooks) == {"SessionStart", "PostToolUse"}  # type: ignore[arg-type]
+    assert codex_hooks["PostToolUse"][0]["matcher"] == "Bash"  # type: ignore[index]
     cursor_hooks = _json(home / ".cursor/hooks.json")
     assert cursor_hooks["version"] == 1
     assert set(cursor_hooks["hooks"]) == {"sessionStart", "beforeReadFile", "afterFileEdit"}  # type: ignore[arg-type]
@@ -195,7 +197,7 @@ def test_connect_keeps_the_users_other_servers_hooks_and_settings(env: dict[str,
     codex = (home / ".codex/config.toml").read_text()
     assert codex.startswith('# my codex settings\nmodel = "o4"  # the default\n')
     parsed = tomllib.loads(codex)
-    assert parsed["features"] == {"other_flag": True, "codex_hooks": True}
+    assert parsed["features"] == {"other_flag": True, "hooks": True}
     assert set(parsed["mcp_servers"]) == {"other", "live-memory"}
     cursor = _json(home / ".cursor/hooks.json")["hooks"]
     assert cursor["afterFileEdit"][0] == {"command": "fmt.sh"}  # type: ignore[index]

@@ -105,12 +105,28 @@ def test_an_agents_secret_file_read_sends_nothing(world: HookWorld, capture: Cap
     assert "sk-secret" not in only.body.decode()
 
 
-def test_codex_tool_events_send_nothing(world: HookWorld, capture: CaptureServer) -> None:
-    payload = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "cwd": str(world.project)}
-    payload["tool_input"] = {"command": "cat input.txt"}  # type: ignore[assignment]
-    _notify(world, capture, "codex", payload)
+def test_codex_shell_commands_tee_the_files_they_name(
+    world: HookWorld, capture: CaptureServer
+) -> None:
+    (world.project / ".env").write_text("API_KEY=sk-secret\n")
+    base = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "cwd": str(world.project)}
+    command = "sed -n 1,80p input.txt .env ../outside.txt missing.txt && cat 'out.txt'"
+    _notify(world, capture, "codex", {**base, "tool_input": {"command": command}})
+    _notify(world, capture, "codex", {**base, "tool_input": {"command": "ls -la"}})
+    argv = ["bash", "-lc", "cat input.txt"]
+    _notify(world, capture, "codex", {**base, "tool_input": {"command": argv}})
     _notify(world, capture, "gemini", {"hook_event_name": "SessionEnd", "cwd": str(world.project)})
-    assert capture.requests == []
+    first, second = capture.wait_for(2)
+    on_disk = (world.project / "out.txt").read_text()
+    assert first.json() == {
+        "cwd": str(world.project),
+        "events": [
+            {"path": str(world.project / "input.txt"), "kind": "read", "content": INPUT},
+            {"path": str(world.project / "out.txt"), "kind": "read", "content": on_disk},
+        ],
+    }
+    assert second.json() == _batch(world.project / "input.txt", "read", INPUT, world.project)
+    assert len(capture.requests) == 2
 
 
 def _opening(agent: str, world: HookWorld, payload: dict[str, object]) -> tuple[Seen, object]:
