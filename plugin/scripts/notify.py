@@ -33,7 +33,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import shlex
 import stat
 import sys
 import time
@@ -222,6 +221,8 @@ def shell_reads(command: object, cwd: str) -> dict[str, object] | None:
     """The files a shell command named (`cat a.py`, `sed -n 1,80p a.py`, `bash -lc '...'`), as
     reads with their bytes now: an agent that reads through its shell reports no file reads.
     Only words that are existing regular files under `cwd` count, at most SHELL_MAX_FILES."""
+    import shlex  # noqa: PLC0415 (only Codex's hooks pay for it)
+
     words = list(command) if isinstance(command, list) else [command]
     events: list[dict[str, object]] = []
     seen: set[str] = set()
