@@ -360,9 +360,17 @@ def disconnect(agent: str, *, environ: Mapping[str, str], project: Path | None, 
     state = _State(data_root(environ))
     files: dict[str, Any] = state.record(agent, place.scope).get("files", {})
     plan = _plan(agent, place, environ, install=False)  # validates every file first
+    users = _other_users(agent, place, state)
     restored, edited = [], []
     for path in sorted({*plan.before, *(Path(p) for p in files)}):
         known = files.get(str(path))
+        if path in users:  # another connected agent reads it too (AGENTS.md): it keeps it
+            other = users[path]
+            kept = state.record(other, place.scope)
+            if known is not None and str(path) not in kept.get("files", {}):
+                kept.setdefault("files", {})[str(path)] = known  # its undo, byte for byte
+                state.put(other, place.scope, kept)
+            continue
         current = _read(path)
         if known is not None and _digest(current) == known.get("wrote"):
             backup = known.get("backup")
@@ -389,6 +397,21 @@ def disconnect(agent: str, *, environ: Mapping[str, str], project: Path | None, 
             "(changed since connect: the rest is kept)\n"
         )
     return ExitCode.OK
+
+
+def _other_users(agent: str, place: Place, state: _State) -> dict[Path, str]:
+    """Files of this scope that another connected agent also uses -> that agent."""
+    users: dict[Path, str] = {}
+    for other, scopes in state.data.items():
+        spec = AGENTS.get(other)
+        if other == agent or spec is None or place.scope not in scopes:
+            continue
+        hooks = spec.hooks.target if spec.hooks else None
+        for target in (spec.mcp, hooks, spec.rules, spec.plugin):
+            path = place.path(target) if target is not None else None
+            if path is not None:
+                users.setdefault(path, other)
+    return users
 
 
 def list_connections(environ: Mapping[str, str], *, as_json: bool, out: TextIO) -> int:

@@ -326,3 +326,18 @@ def test_connect_without_an_agent_or_with_an_unknown_one_is_a_usage_error(
     assert cli(["connect"], env).code == 2
     unknown = cli(["connect", "emacs"], env)
     assert unknown.code == 2 and "invalid choice" in unknown.err
+
+
+def test_a_rules_file_two_agents_read_stays_until_the_last_one_disconnects(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "AGENTS.md").write_text("# Team rules\n")
+    _ok(["connect", "codex", "--project", str(repo)], env)
+    _ok(["connect", "opencode", "--project", str(repo)], env)
+    _ok(["disconnect", "codex", "--project", str(repo)], env)
+    assert BLOCK_BEGIN in (repo / "AGENTS.md").read_text()  # OpenCode still reads it
+    _ok(["disconnect", "opencode", "--project", str(repo)], env)
+    assert (repo / "AGENTS.md").read_text() == "# Team rules\n"
+    assert sorted(str(p.relative_to(repo)) for p in repo.rglob("*") if p.is_file()) == ["AGENTS.md"]
