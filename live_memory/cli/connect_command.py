@@ -306,17 +306,18 @@ def connect(
                 known = {"backup": str(backup), "mode": path.stat().st_mode & 0o777}
         files[str(path)] = {**known, "wrote": _digest(plan.after[path])}
         _write(path, plan.after[path])
-    state.put(agent, place.scope, {"files": files, "connected_at": int(time.time())})
+        # Recorded file by file: a failure half-way still leaves each written file undoable.
+        state.put(agent, place.scope, {**record, "files": files})
+    state.put(agent, place.scope, {"connected_at": int(time.time()), **record, "files": files})
     shown = ", ".join(str(p) for p in changed) or "nothing: already connected"
     out.write(f"connected {spec.title} ({place.scope}); changed {shown}\n")
     if spec.hooks is None and spec.plugin is None:
         out.write(f"{spec.title} has no hooks: nothing is learned passively from it\n")
-    for target, what in ((spec.rules, "instructions"),):
-        if place.path(target) is None:
-            out.write(
-                f"note: {spec.title} keeps user-wide {what} in its settings, not a file: "
-                "see docs/AGENTS.md, or connect --project\n"
-            )
+    if place.path(spec.rules) is None:
+        out.write(
+            f"note: {spec.title} keeps user-wide instructions in its settings, not a file: "
+            "see docs/AGENTS.md, or connect --project\n"
+        )
     if environ.get("LIVE_MEMORY_TOKEN", "").strip():
         out.write(
             "note: the token is referenced as $LIVE_MEMORY_TOKEN: export it where the agent runs\n"
