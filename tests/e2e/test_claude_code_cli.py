@@ -310,6 +310,9 @@ def test_real_claude_code_tees_reads_writes_and_disk_changes_and_relays_answers(
                 "ANTHROPIC_API_KEY": "sk-ant-dummy-e2e",
                 "ANTHROPIC_BASE_URL": fake.url,
                 "LIVE_MEMORY_PORT": str(server.port),
+                # Where the server publishes its identity (tests/conftest.py): without it the
+                # hooks look in $HOME/.local/state, find nothing, and send nothing.
+                "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"],
             }
             with _launched(command, repo, cc_env, tmp_path) as process:
                 changed = False
