@@ -272,6 +272,8 @@ def test_real_claude_code_tees_reads_writes_and_disk_changes_and_relays_answers(
         "HOME": str(home),
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
+        # Where the server publishes its identity, which the hooks check before sending.
+        "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"],
     }
     validate = subprocess.run(
         [*cli, "plugin", "validate", str(PLUGIN)],
@@ -310,9 +312,6 @@ def test_real_claude_code_tees_reads_writes_and_disk_changes_and_relays_answers(
                 "ANTHROPIC_API_KEY": "sk-ant-dummy-e2e",
                 "ANTHROPIC_BASE_URL": fake.url,
                 "LIVE_MEMORY_PORT": str(server.port),
-                # Where the server publishes its identity (tests/conftest.py): without it the
-                # hooks look in $HOME/.local/state, find nothing, and send nothing.
-                "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"],
             }
             with _launched(command, repo, cc_env, tmp_path) as process:
                 changed = False
