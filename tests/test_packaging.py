@@ -84,3 +84,18 @@ def test_the_wheel_from_the_sdist_installs_and_reports_the_version(tmp_path: Pat
         [str(env_dir / "bin" / "live-memory"), "serve", "--help"], cwd=tmp_path, **clean
     )
     assert "--data-dir" in help_text
+
+    # `live-memory connect` from the wheel (no checkout): the hook client comes as data files
+    # and is copied into the user's data dir, byte for byte plugin/scripts'.
+    home = tmp_path / "home"
+    home.mkdir()
+    _run(
+        [str(env_dir / "bin" / "live-memory"), "connect", "gemini"],
+        cwd=tmp_path,
+        **clean,
+        HOME=str(home),
+        LIVE_MEMORY_PORT="1",
+    )
+    hooks = home / ".local" / "share" / "live-memory" / "hooks"
+    for name in ("notify.py", "session-start.py", "server-identity.py", "opencode-plugin.js"):
+        assert (hooks / name).read_bytes() == (REPO / "plugin" / "scripts" / name).read_bytes()

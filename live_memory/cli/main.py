@@ -17,6 +17,7 @@ from live_memory.cli.client import (
     default_server_url,
 )
 from live_memory.cli.config_command import config_get, config_set
+from live_memory.cli.connect_command import connect, disconnect, list_connections
 from live_memory.cli.dashboard_command import dashboard
 from live_memory.cli.knowledge_command import export_knowledge, import_knowledge
 from live_memory.cli.outcome import CommandFailed, ExitCode
@@ -106,6 +107,24 @@ def _dispatch(
             config_file=args.config,
             client=client,
             as_json=args.json,
+            out=out,
+            err=err,
+        )
+
+    if command == "connect" and args.list:
+        return list_connections(environ, as_json=args.json, out=out)
+    if command == "connect" and args.agent is None:
+        raise CommandFailed("connect needs an AGENT (or --list)", ExitCode.USAGE)
+    if command in ("connect", "disconnect"):
+        project = Path(args.project) if args.project else None
+        if command == "disconnect":
+            return disconnect(args.agent, environ=environ, project=project, out=out)
+        return connect(
+            args.agent,
+            environ=environ,
+            project=project,
+            http_hooks=args.http_hooks,
+            client=client,
             out=out,
             err=err,
         )

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any, NoReturn, Protocol
 
 from live_memory import __version__
+from live_memory.cli.agent_table import AGENTS
 from live_memory.cli.client import default_server_url
 from live_memory.cli.outcome import CommandFailed, ExitCode
 
@@ -182,6 +183,31 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     for action in (get, set_):
         action.add_argument("--data-dir", metavar="DIR", help="the data dir holding config.json")
         action.add_argument("--config", metavar="FILE", help="edit this file instead")
+
+    agents = sorted(AGENTS)
+    connect = sub.add_parser(
+        "connect", parents=[common], help="connect a coding agent (MCP, hooks, instructions)"
+    )
+    connect.add_argument(
+        "agent", metavar="AGENT", nargs="?", choices=agents, help=", ".join(agents)
+    )
+    connect.add_argument("--list", action="store_true", help="what is connected, where, hooks")
+    connect.add_argument(
+        "--http-hooks",
+        action="store_true",
+        help="claude-code: Claude Code posts PostToolUse itself (no process per tool call)",
+    )
+    disconnect = sub.add_parser("disconnect", parents=[common], help="undo `connect AGENT`")
+    disconnect.add_argument("agent", metavar="AGENT", choices=agents, help=", ".join(agents))
+    for action in (connect, disconnect):
+        action.add_argument(
+            "--project",
+            metavar="DIR",
+            nargs="?",
+            const=".",
+            type=directory,
+            help="this repository's files instead of the user's (default DIR: .)",
+        )
 
     install = sub.add_parser(
         "install-service", help="run the server as a systemd user unit (launchd on macOS)"

@@ -178,6 +178,17 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
         body = await _service(request).banner(request.query_params.get("cwd"), summary=summary)
         return ORJSONResponse(body)
 
+    async def open_workspace(request: Request) -> Response:
+        """A session starts in `cwd`: load its workspace (notifications alone never create
+        one) and answer the banner. Body `{cwd, summary?, spool?}`."""
+        body = _object(await _body(request))
+        spool = body.get("spool")
+        if isinstance(spool, str) and spool:
+            await request.app.state.spools.named(spool)
+        service = _service(request)
+        summary = body.get("summary") is True
+        return ORJSONResponse(await service.banner(body.get("cwd"), summary=summary, activate=True))
+
     return [
         Route("/health", _guarded(health), methods=["GET"]),
         Route(IDENTITY_PATH, _guarded(identity), methods=["GET"]),
@@ -191,4 +202,5 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
         Route("/api/export", _guarded(export), methods=["GET"]),
         Route("/api/import", _guarded(import_facts), methods=["POST"]),
         Route("/api/banner", _guarded(banner), methods=["GET"]),
+        Route("/api/open", _guarded(open_workspace), methods=["POST"]),
     ]

@@ -228,15 +228,23 @@ class LiveMemoryService(ServerSide):
             cwd, lambda r: ImportFacts(facts, r), timeout_s=C.IMPORT_REPLY_TIMEOUT_S
         )
 
-    async def banner(self, cwd: object, *, summary: bool) -> dict[str, object]:
-        """The session-start banner line (and, when asked, a short memory summary)."""
-        health = await self.health()
+    async def banner(
+        self, cwd: object, *, summary: bool, activate: bool = False
+    ) -> dict[str, object]:
+        """The session-start banner line (and, when asked, a short memory summary). With
+        `activate` (POST /api/open: a session starts there) the workspace is loaded first, so
+        the reads teed before its first question are kept, not dropped as for an unknown one."""
         stats: dict[str, object] | None = None
         described: dict[str, object] = {"summary": None}
         refused: str | None = None
+        if activate:  # a bad cwd is the caller's error (422), not a banner without stats
+            try:
+                canonical_workspace(ask_arguments.cwd(cwd), self.settings, canonicalize=False)
+            except RefusedRoot as exc:  # told in the banner, as for any entry
+                refused, activate = str(exc), False
         if isinstance(cwd, str) and cwd:
             try:
-                stats = await self.stats(cwd)
+                stats = await self._call(cwd, GetStats, activate=activate)
                 if summary:
                     described = await self._call(
                         cwd, lambda r: DescribeMemory(C.SESSION_SUMMARY_MAX_CHARS, r)
@@ -245,6 +253,7 @@ class LiveMemoryService(ServerSide):
                 refused = str(exc)
             except LiveMemoryError:
                 stats = None
+        health = await self.health()  # after an activation: it counts the opened workspace
         line = health_banner(
             health,
             stats,

@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
-"""Claude Code hook (PostToolUse on Read/Write/Edit/MultiEdit/NotebookEdit, FileChanged, Stop).
+"""The hook client of every agent: `notify.py [AGENT]` (claude-code when no AGENT is given).
+
+Claude Code runs it on PostToolUse (Read/Write/Edit/MultiEdit/NotebookEdit), FileChanged and
+Stop; Gemini CLI on AfterTool; Cursor on beforeReadFile and afterFileEdit; OpenCode's plugin
+(plugin/opencode/live-memory.js) on its file tools. What differs per agent is data (AGENTS:
+which events and tools read or write, where the path and the workspace are), not code.
 
 Tees what the agent reads and writes to the live-memory server (POST /notify), so its memory
 stays current without re-reading files; at Stop, hands the session's transcript to the server
 (POST /api/enqueue with `{cwd, session_id, transcript_path}`) to be distilled in the background.
-The contract with Claude Code: standard library only, exit 0 always, nothing on stdout, and
+The contract with the agents: standard library only, exit 0 always, nothing on stdout (but
+the permission Cursor's beforeReadFile waits for), and
 fast: the agent waits for this hook (~30 ms; a raw socket instead of http.client saves the
 ~30 ms its email-parser import costs). Each connection first checks that the server is this
 user's own (server-identity.py: one more round trip on the same connection) before the token
@@ -107,6 +113,49 @@ SPOOL_MAX_EVENTS = 500
 SPOOL_MAX_BYTES = 16 * 1024 * 1024
 SPOOL_LOCK_WAIT_S = 2.0
 DELIVERED, REFUSED, FAILED = "delivered", "refused", "failed"
+CLAUDE_CODE = "claude-code"
+
+
+class Agent:
+    """One agent's hook payloads, as data. `events`: hook event -> "tool" (the tool's name
+    says what it is), "read" / "write" (the event is one), "changed" (FileChanged) or "stop"
+    (hand over the transcript); `tools`: tool name -> "read", "write" or "shell" (a command
+    whose file words are reads); `reply`: what the agent wants on stdout (Cursor's
+    beforeReadFile waits for a permission)."""
+
+    def __init__(
+        self,
+        events: Mapping[str, str],
+        tools: Mapping[str, str] | None = None,
+        reply: Mapping[str, str] | None = None,
+    ) -> None:
+        self.events, self.tools, self.reply = events, tools or {}, reply or {}
+
+
+AGENTS = {
+    # Claude Code's payload goes as it is (the server parses it: gateway/notify_parse.py).
+    CLAUDE_CODE: Agent(
+        {"PostToolUse": "tool", "FileChanged": "changed", "Stop": "stop"}, TOOL_KINDS
+    ),
+    "gemini": Agent(
+        {"AfterTool": "tool"}, {"read_file": "read", "write_file": "write", "replace": "write"}
+    ),
+    "cursor": Agent(
+        {"beforeReadFile": "read", "afterFileEdit": "write"},
+        reply={"beforeReadFile": '{"permission":"allow"}'},
+    ),
+    "opencode": Agent(
+        {"tool.execute.before": "tool", "tool.execute.after": "tool"},
+        {"read": "read", "write": "write", "edit": "write", "patch": "write", "multiedit": "write"},
+    ),
+    # Codex reads through its shell: PostToolUse reports the command, whose file words are
+    # teed as reads; its edits (apply_patch) reach no hook: the OS watcher sees those.
+    "codex": Agent({"PostToolUse": "tool"}, {"Bash": "shell"}),
+}
+PATH_KEYS = ("file_path", "notebook_path", "absolute_path", "filePath", "path")
+SHELL_MAX_FILES = 8  # files teed from one shell command
+SHELL_MAX_WORDS = 64
+SHELL_MAX_CHARS = 4096
 
 
 def is_secret(path: str) -> bool:
@@ -136,30 +185,77 @@ def read_text(path: str, cap: int) -> str | None:
         return None
 
 
-def build_body(payload: Mapping[str, object]) -> dict[str, object] | None:
-    """What to POST for this hook payload, or None when nothing should be sent."""
-    event = payload.get("hook_event_name")
-    if event == "FileChanged":
-        return dict(payload) if isinstance(payload.get("file_path"), str) else None
-    if event != "PostToolUse":
-        return None
-    kind = TOOL_KINDS.get(str(payload.get("tool_name")))
-    tool_input = payload.get("tool_input")
+def workspace_of(payload: Mapping[str, object]) -> str | None:
+    """The agent's working directory: `cwd`, else the first of Cursor's `workspace_roots`."""
     cwd = payload.get("cwd")
-    if kind is None or not isinstance(tool_input, Mapping) or not isinstance(cwd, str):
+    roots = payload.get("workspace_roots")
+    if not isinstance(cwd, str) and isinstance(roots, list) and roots:
+        cwd = roots[0]
+    return cwd if isinstance(cwd, str) and cwd else None
+
+
+def build_body(payload: Mapping[str, object], agent: str = CLAUDE_CODE) -> dict[str, object] | None:
+    """What to POST for this hook payload, or None when nothing should be sent."""
+    spec = AGENTS.get(agent)
+    role = spec.events.get(str(payload.get("hook_event_name"))) if spec else None
+    if role == "changed":
+        return dict(payload) if isinstance(payload.get("file_path"), str) else None
+    source: object = payload
+    if role == "tool":
+        assert spec is not None
+        role, source = spec.tools.get(str(payload.get("tool_name"))), payload.get("tool_input")
+    cwd = workspace_of(payload)
+    if role == "shell" and isinstance(source, Mapping) and cwd is not None:
+        return shell_reads(source.get("command"), cwd)
+    if role not in ("read", "write") or not isinstance(source, Mapping) or cwd is None:
         return None
-    raw_path = tool_input.get("file_path") or tool_input.get("notebook_path")
-    if not isinstance(raw_path, str) or not raw_path:
+    raw_path = next((source[k] for k in PATH_KEYS if isinstance(source.get(k), str)), None)
+    if not raw_path:
         return None
     path = os.path.join(cwd, raw_path)  # an absolute raw_path wins
-    if "content" in payload:
+    given = payload.get("content")
+    if agent == CLAUDE_CODE and "content" in payload:
         return dict(payload)
-    content = None if is_secret(path) else read_text(path, MAX_FILE_BYTES)
-    if content is not None:
+    if isinstance(given, str) and not is_secret(path) and len(given) <= MAX_FILE_BYTES:
+        content: str | None = given
+    else:
+        content = None if is_secret(path) else read_text(path, MAX_FILE_BYTES)
+    if content is None:
+        if role == "read":
+            return None  # nothing worth knowing about a file whose bytes we will not share
+        return {"cwd": cwd, "events": [{"path": path, "kind": "change"}]}
+    if agent == CLAUDE_CODE:
         return {**payload, "content": content}
-    if kind == "read":
-        return None  # nothing worth knowing about a file whose bytes we will not share
-    return {"cwd": cwd, "events": [{"path": path, "kind": "change"}]}
+    return {"cwd": cwd, "events": [{"path": path, "kind": role, "content": content}]}
+
+
+def shell_reads(command: object, cwd: str) -> dict[str, object] | None:
+    """The files a shell command named (`cat a.py`, `sed -n 1,80p a.py`, `bash -lc '...'`), as
+    reads with their bytes now: an agent that reads through its shell reports no file reads.
+    Only words that are existing regular files under `cwd` count, at most SHELL_MAX_FILES."""
+    import shlex  # noqa: PLC0415 (only Codex's hooks pay for it)
+
+    words = list(command) if isinstance(command, list) else [command]
+    events: list[dict[str, object]] = []
+    seen: set[str] = set()
+    for word in words[:SHELL_MAX_WORDS]:
+        if not isinstance(word, str):
+            continue
+        try:
+            parts = shlex.split(word[:SHELL_MAX_CHARS]) if " " in word else [word]
+        except ValueError:
+            continue
+        for part in parts[:SHELL_MAX_WORDS]:
+            path = os.path.normpath(os.path.join(cwd, part))
+            if part.startswith("-") or path in seen or not path.startswith(cwd + os.sep):
+                continue
+            seen.add(path)
+            content = None if is_secret(path) else read_text(path, MAX_FILE_BYTES)
+            if content is not None:
+                events.append({"path": path, "kind": "read", "content": content})
+            if len(events) >= SHELL_MAX_FILES:
+                return {"cwd": cwd, "events": events}
+    return {"cwd": cwd, "events": events} if events else None
 
 
 def build_enqueue(payload: Mapping[str, object]) -> dict[str, object] | None:
@@ -345,14 +441,15 @@ def queue_after(pending: list[bytes], route: str, line: bytes) -> list[bytes]:
     return [*pending, line]
 
 
-def run(stdin: bytes, environ: Mapping[str, str]) -> str | None:
+def run(stdin: bytes, environ: Mapping[str, str], agent: str = CLAUDE_CODE) -> str | None:
     payload = json.loads(stdin or b"null")
     if not isinstance(payload, dict):
         return None
-    if payload.get("hook_event_name") == "Stop":
+    spec = AGENTS.get(agent)
+    if spec is not None and spec.events.get(str(payload.get("hook_event_name"))) == "stop":
         route, body = ENQUEUE_ROUTE, build_enqueue(payload)
     else:
-        route, body = NOTIFY_ROUTE, build_body(payload)
+        route, body = NOTIFY_ROUTE, build_body(payload, agent)
     if body is None:
         return None
     data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -360,10 +457,22 @@ def run(stdin: bytes, environ: Mapping[str, str]) -> str | None:
 
 
 def main() -> int:
+    agent = sys.argv[1] if len(sys.argv) > 1 else CLAUDE_CODE
+    stdin = sys.stdin.buffer.read()
+    identity.mark_fired(os.environ, agent)
     try:
-        run(sys.stdin.buffer.read(), os.environ)
+        run(stdin, os.environ, agent)
     except Exception as exc:  # a hook must never fail or block the agent; say why on stderr
         sys.stderr.write(f"live-memory notify: {type(exc).__name__}: {exc}\n")
+    spec = AGENTS.get(agent)
+    if spec is not None and spec.reply:
+        try:
+            event = json.loads(stdin or b"null").get("hook_event_name")
+        except (ValueError, AttributeError):
+            event = None
+        reply = spec.reply.get(str(event))
+        if reply:
+            sys.stdout.write(reply + "\n")
     return 0
 
 

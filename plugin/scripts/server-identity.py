@@ -26,6 +26,25 @@ REPLY_MAX_BYTES = 8192
 FILE_MAX_BYTES = 4096
 
 
+def mark_fired(environ: Mapping[str, str], agent: str) -> None:
+    """Touch `<data dir>/fired/<agent>`: `live-memory connect --list` shows when an agent's
+    hooks last ran. Never fails the hook."""
+    base = environ.get("CLAUDE_PLUGIN_DATA", "").strip()
+    home = environ.get("HOME") or os.path.expanduser("~")
+    root = base or os.path.join(home, ".local", "share", "live-memory")
+    stamp = os.path.join(root, "fired", os.path.basename(agent) or "unknown")
+    try:
+        os.utime(stamp)
+    except FileNotFoundError:
+        try:
+            os.makedirs(os.path.dirname(stamp), exist_ok=True)
+            os.close(os.open(stamp, os.O_WRONLY | os.O_CREAT, 0o600))
+        except OSError:
+            pass
+    except OSError:
+        pass
+
+
 class NotOurServer(Exception):
     """What listens did not prove it is this user's server; the message says so."""
 

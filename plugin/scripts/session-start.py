@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
-"""Claude Code SessionStart hook: health banner, FileChanged watch paths, start backstop.
+"""The SessionStart hook of every agent (`session-start.py [AGENT]`, claude-code when no AGENT
+is given): opens the workspace, shows the health banner, returns watch paths, starts the server.
 
-Prints one JSON object on stdout:
+It first opens the session's workspace (POST /api/open, answered with the banner): the server
+creates a workspace for a question or this call, never for a notification, so without it what
+the hooks tee before a repository's first question would be dropped. For Claude Code it prints
+one JSON object on stdout (other agents get the part of it they read, `OUTPUTS`):
 - `systemMessage`, the one-line health banner the user sees, as the server renders it
-  (GET /api/banner, so its wording lives in one place: live_memory.knowledge.banner); when the
-  server is down, this script prints the same down line itself, plus a line saying why;
+  (the answer of POST /api/open, so its wording lives in one place:
+  live_memory.knowledge.banner); when the server is down, this script prints the same down
+  line itself, plus a line saying why;
 - `hookSpecificOutput.additionalContext`, a short note telling the agent the tool is there and,
   when LIVE_MEMORY_SESSION_SUMMARY is true, a bounded summary of what the memory knows about
-  this workspace (GET /api/banner?summary=1);
+  this workspace (`summary: true` in the same request);
 - `hookSpecificOutput.watchPaths`, the workspace's top-level entries: a plugin's FileChanged
   hook fires only for paths a SessionStart hook returns. Claude Code watches a directory
   recursively, so VCS, dependency and build directories are left out.
@@ -33,7 +38,6 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -79,12 +83,16 @@ def server_url(environ: Mapping[str, str]) -> str:
     return f"http://{host}:{port}"
 
 
-def fetch_json(environ: Mapping[str, str], path: str, timeout_s: float) -> tuple[int, object]:
-    """(HTTP status, JSON body or None) of a GET on a connection whose server proved it is
-    ours; status NO_ANSWER when nothing answered, NOT_OURS (the body says why) when what
-    answered is not this user's server: then neither the token nor the query was sent."""
+def fetch_json(
+    environ: Mapping[str, str], path: str, timeout_s: float, body: object = None
+) -> tuple[int, object]:
+    """(HTTP status, JSON body or None) of a GET (a POST of `body` when given) on a connection
+    whose server proved it is ours; status NO_ANSWER when nothing answered, NOT_OURS (the body
+    says why) when what answered is not this user's server: then neither the token nor the
+    query was sent."""
+    method, data = ("GET", None) if body is None else ("POST", json.dumps(body).encode())
     try:
-        status, raw = identity.request(environ, "GET", path, timeout_s=timeout_s)
+        status, raw = identity.request(environ, method, path, body=data, timeout_s=timeout_s)
     except identity.NotOurServer as exc:
         return NOT_OURS, str(exc)
     except OSError:  # refused, reset, timed out, unresolvable
@@ -310,13 +318,13 @@ def banner_line(
     if status == NO_ANSWER and problem is not None:
         return f"{down_line(url)}\n{BANNER_PREFIX}{problem}"
     if status == NO_ANSWER:
-        line = f"{BANNER_PREFIX}running at {url}, but GET /api/banner did not answer in time"
+        line = f"{BANNER_PREFIX}running at {url}, but POST {OPEN_PATH} did not answer in time"
     else:
         text = body.get("banner") if isinstance(body, dict) else None
         if 200 <= status < 300 and isinstance(text, str) and text.strip():
             line = text.strip()
         else:
-            line = f"{BANNER_PREFIX}running at {url}, but GET /api/banner answered HTTP {status}"
+            line = f"{BANNER_PREFIX}running at {url}, but POST {OPEN_PATH} answered HTTP {status}"
     if started is not None:
         line += f"\n{BANNER_PREFIX}{started.how}; {NEXT_SESSION}"
     return line
@@ -353,37 +361,56 @@ def agent_context(
     return context
 
 
-def run(stdin: bytes, environ: Mapping[str, str]) -> dict[str, object]:
+CLAUDE_CODE = "claude-code"
+OPEN_PATH = "/api/open"
+# What each agent reads from a SessionStart hook's stdout: Claude Code, Gemini CLI and Codex
+# the same envelope (only Claude Code's plugin hooks take watchPaths); Cursor's sessionStart
+# `additional_context`. OpenCode's plugin ignores the output.
+OUTPUTS = {CLAUDE_CODE: "claude", "gemini": "envelope", "codex": "envelope", "cursor": "cursor"}
+
+
+def workspace_of(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
+    roots = payload.get("workspace_roots")  # Cursor's
+    root = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else None
+    given = payload.get("cwd") or root or environ.get("CLAUDE_PROJECT_DIR")
+    return str(given or environ.get("GEMINI_PROJECT_DIR") or os.getcwd())
+
+
+def run(stdin: bytes, environ: Mapping[str, str], agent: str = CLAUDE_CODE) -> dict[str, object]:
     payload = json.loads(stdin or b"{}")
     payload = payload if isinstance(payload, dict) else {}
-    cwd = str(payload.get("cwd") or environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+    cwd = workspace_of(payload, environ)
     url = server_url(environ)
     with_summary = wants_summary(environ)
-    query = {"cwd": cwd, **({"summary": "1"} if with_summary else {})}
+    request: dict[str, object] = {"cwd": cwd, "summary": with_summary}
     spool = data_root(environ) / "spool"  # = notify.py's Spool.default(environ)
     if has_spooled_events(spool):
-        query["spool"] = str(spool)  # the server replays it, remembers it, and at every start
-    banner_path = f"/api/banner?{urllib.parse.urlencode(query)}"
+        request["spool"] = str(spool)  # the server replays it, remembers it, and at every start
     problem = None
     started = None
-    status, body = fetch_json(environ, banner_path, BANNER_TIMEOUT_S)
+    status, body = fetch_json(environ, OPEN_PATH, BANNER_TIMEOUT_S, request)
     if status == NO_ANSWER:
         started, problem = start_server(environ)
         if problem is None:
-            status, body = fetch_json(environ, banner_path, BANNER_TIMEOUT_S)
+            status, body = fetch_json(environ, OPEN_PATH, BANNER_TIMEOUT_S, request)
+    context = agent_context(status, body, cwd, with_summary, started)
+    shape = OUTPUTS.get(agent, "envelope")
+    if shape == "cursor":
+        return {"additional_context": context}
+    specific: dict[str, object] = {"hookEventName": "SessionStart", "additionalContext": context}
+    if shape == "claude":
+        specific["watchPaths"] = watch_paths(cwd)
     return {
         "systemMessage": banner_line(status, body, problem, url, started),
-        "hookSpecificOutput": {
-            "hookEventName": "SessionStart",
-            "additionalContext": agent_context(status, body, cwd, with_summary, started),
-            "watchPaths": watch_paths(cwd),
-        },
+        "hookSpecificOutput": specific,
     }
 
 
 def main() -> int:
+    agent = sys.argv[1] if len(sys.argv) > 1 else CLAUDE_CODE
+    identity.mark_fired(os.environ, agent)
     try:
-        output = run(sys.stdin.buffer.read(), os.environ)
+        output = run(sys.stdin.buffer.read(), os.environ, agent)
     except Exception as exc:  # a hook must never fail the session; show why instead
         output = {"systemMessage": f"{BANNER_PREFIX}session-start hook failed: {exc}"}
     sys.stdout.write(json.dumps(output) + "\n")

@@ -60,6 +60,7 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/api/export"),
     ("POST", "/api/import"),
     ("GET", "/api/banner"),
+    ("POST", "/api/open"),
     ("GET", "/config"),
     ("GET", "/ui"),
     ("GET", "/ui/workspace"),

@@ -61,7 +61,7 @@ def _specific(output: dict[str, object]) -> dict[str, object]:
 
 def _banner_server(banner: str, summary: str | None = None) -> CaptureServer:
     def respond(seen: Seen) -> tuple[int, object]:
-        if seen.path == "/api/banner":
+        if seen.path == "/api/open":
             return 200, {"banner": banner, "summary": summary}
         return 404, {"error": f"unexpected {seen.path}"}
 
@@ -87,8 +87,8 @@ def test_a_running_server_gives_its_banner_context_and_watch_paths(world: HookWo
     with _banner_server(HEALTHY_BANNER) as server:
         output = _output(world, world.at(server.port))
     (seen,) = server.requests  # one round trip: the banner answers "is it up" as well
-    assert (seen.method, seen.path) == ("GET", "/api/banner")
-    assert seen.query == {"cwd": str(world.project)}
+    assert (seen.method, seen.path) == ("POST", "/api/open")
+    assert json.loads(seen.body) == {"cwd": str(world.project), "summary": False}
     assert output["systemMessage"] == HEALTHY_BANNER
     assert output["systemMessage"] == (
         "live-memory: 3 questions today · $0.02 · window 41% · queue 0 pending · 12 workspaces"
@@ -124,7 +124,7 @@ def test_the_opt_in_summary_is_asked_for_and_given_to_the_agent(
         env = {**world.at(server.port), "LIVE_MEMORY_SESSION_SUMMARY": value}
         output = _output(world, env)
     (seen,) = server.requests
-    assert seen.query == {"cwd": str(world.project), "summary": "1"}
+    assert json.loads(seen.body) == {"cwd": str(world.project), "summary": True}
     assert output["systemMessage"] == HEALTHY_BANNER
     context = str(_specific(output)["additionalContext"])
     assert "ask_live_memory" in context
@@ -137,7 +137,7 @@ def test_without_the_opt_in_no_summary_is_asked_for_or_shown(world: HookWorld, v
         env = {**world.at(server.port), "LIVE_MEMORY_SESSION_SUMMARY": value}
         output = _output(world, env)
     (seen,) = server.requests
-    assert seen.query == {"cwd": str(world.project)}
+    assert json.loads(seen.body) == {"cwd": str(world.project), "summary": False}
     assert "nobody asked for" not in str(_specific(output)["additionalContext"])
 
 
@@ -160,7 +160,7 @@ def test_a_server_without_the_banner_route_is_still_shown_running(world: HookWor
     with CaptureServer(respond=respond) as server:
         output = _output(world, world.at(server.port))
     assert output["systemMessage"] == (
-        f"live-memory: running at {server.url}, but GET /api/banner answered HTTP 404"
+        f"live-memory: running at {server.url}, but POST /api/open answered HTTP 404"
     )
     assert "ask_live_memory tool" in str(_specific(output)["additionalContext"])
 
@@ -194,7 +194,7 @@ def test_no_server_and_no_cli_prints_the_down_line_and_what_to_install(
 
 
 def test_the_banner_is_the_one_the_real_server_renders(world: HookWorld, tmp_path: Path) -> None:
-    """Needs the server's GET /api/banner (issue 9)."""
+    """Needs the server's POST /api/open (issue 35; the banner of issue 9)."""
     with ServerProcess(tmp_path / "server-data", {}) as server:
         env = {**world.at(server.port), "LIVE_MEMORY_SESSION_SUMMARY": "true"}
         output = _output(world, env)
