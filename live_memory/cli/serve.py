@@ -212,7 +212,7 @@ def startup_line(settings: Settings, port: int) -> str:
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}"
     if settings.provider is None:
-        model = f"no model configured: {settings.provider_problem or 'set ANTHROPIC_API_KEY'}"
+        model = settings.provider_problem or "No model provider configured: set ANTHROPIC_API_KEY"
     else:
         model = f"provider {settings.provider}, model {settings.model}"
         if settings.base_url:

@@ -163,7 +163,7 @@ def test_serve_prints_one_human_line_with_its_urls_and_what_to_set_without_a_mod
     assert len(human) == 1, lines
     assert f"http://127.0.0.1:{server.port} (MCP http://127.0.0.1:{server.port}/mcp)" in human[0]
     assert f"dashboard http://127.0.0.1:{server.port}/ui" in human[0]
-    assert "no model configured: " in human[0] and "ANTHROPIC_API_KEY" in human[0]
+    assert "; No model provider configured: set ANTHROPIC_API_KEY" in human[0]
 
 
 def test_serve_names_the_provider_and_model_it_will_use(tmp_path: Path) -> None:
