@@ -231,10 +231,10 @@ async def run_agent_loop(
                 corrected = True
                 _with_user_text(loop, correction_for(verdict, tools))
                 continue
-            result.answer, result.storable = no_answer(verdict.kind, result), False
+            result.answer = no_answer(verdict.kind, result)
             break
         if final_turn:
-            result.answer = response.text.strip()
+            result.answer = result.written = response.text.strip()
             result.stop_reason = "max_iterations"
             break
         loop.append(Message("assistant", blocks))

@@ -153,8 +153,8 @@ async def answer_question(
     speed.observe_question(result.iterations)
     for read in result.reads:
         window.record_read(read.path, read.sha256, read.size)
-    if result.storable:  # our "no answer" notice is no turn a model should see again
-        window.append_qa(job.question, result.answer)
+    if result.written:  # only the model's words: a notice of ours, copied, turns into answers
+        window.append_qa(job.question, result.written)
     answer = f"{result.answer}\n\n{result.checked}" if result.checked else result.answer
     answer = with_unverified_note(answer) if result.unverified else answer
     latency = time.monotonic() - started
