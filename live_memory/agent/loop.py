@@ -33,6 +33,7 @@ from live_memory.agent.reply_check import (
     judge_reply,
     partial_answer,
 )
+from live_memory.agent.sources import SOURCES_MAX
 from live_memory.agent.tool_runs import SKIPPED, ToolBudget, check_here, run_tool, search_here
 from live_memory.config import constants as C
 from live_memory.memory import Window, build_request
@@ -252,6 +253,8 @@ async def run_agent_loop(
                 continue
             result.tool_calls += 1
             result.reads.extend(outcome.reads)
+            result.spans.extend(outcome.spans)
+            del result.spans[SOURCES_MAX:]  # bounded: no answer carries more sources
             results.append(ToolResultBlock(call.id, budget.take(outcome.text), outcome.is_error))
         loop.append(Message("user", tuple(results)))
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from live_memory.agent.reply_check import no_answer_text
 from live_memory.providers import CallTimings, ChatResponse, Usage
-from live_memory.tools import FileRead
+from live_memory.tools import FileRead, Span
 
 __all__ = ["BEST_EFFORT_NOTICE", "LoopResult", "StopReason", "best_effort", "finish", "no_answer"]
 
@@ -22,6 +22,8 @@ class LoopResult:
     usage_by_call: list[Usage] = field(default_factory=list)
     tool_calls: int = 0
     reads: list[FileRead] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
+    """The lines the tools showed the model (the answer's sources beside its citations)."""
     iterations: int = 0
     model: str = ""
     provider_s: float = 0.0

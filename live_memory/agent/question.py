@@ -14,6 +14,7 @@ from live_memory.agent.progress import QuestionProgress
 from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.retrieval import Retrieval, Retriever, append_retrieval, retrieve_all
 from live_memory.agent.services import Services
+from live_memory.agent.sources import Source, answer_sources, sources_note
 from live_memory.agent.trailer import format_trailer
 from live_memory.config import constants as C
 from live_memory.errors import PromptTooLong
@@ -79,6 +80,8 @@ class QuestionOutcome:
     summary_usage: Usage
     retrieval: Retrieval = field(default_factory=Retrieval)
     """What the question's retrieval delta asked and appended (counted by /stats)."""
+    sources: tuple[Source, ...] = ()
+    """The files and lines the answer rests on, checked when it was given."""
 
     @property
     def exploration(self) -> tuple[int, int]:
@@ -155,7 +158,11 @@ async def answer_question(
         window.record_read(read.path, read.sha256, read.size)
     if result.written:  # only the model's words: a notice of ours, copied, turns into answers
         window.append_qa(job.question, result.written)
-    answer = f"{result.answer}\n\n{result.checked}" if result.checked else result.answer
+    sources = await asyncio.to_thread(
+        answer_sources, result.written, result.spans, window.files, toolbox.line_count
+    )
+    notes = [result.checked, sources_note(sources)]
+    answer = "\n\n".join([result.answer, *(n for n in notes if n)])
     answer = with_unverified_note(answer) if result.unverified else answer
     latency = time.monotonic() - started
     cost = services.cost(result.usage + report.usage)
@@ -170,6 +177,7 @@ async def answer_question(
         context_pct=pct,
         timed_out=result.timed_out,
         truncated=result.stop_reason == "max_tokens",
+        sources=len(sources),
     )
     return QuestionOutcome(
         window,
@@ -182,6 +190,7 @@ async def answer_question(
         compacted,
         report.usage,
         retrieval,
+        tuple(sources),
     )
 
 

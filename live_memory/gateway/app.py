@@ -103,7 +103,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
                 plain.run(),
                 mcp_server.lifespan(mcp_server) as mcp_state,
             ):
-                app.state.mcp_single = SingleCall(mcp_server, mcp_state, ask=live.ask_text)
+                app.state.mcp_single = SingleCall(mcp_server, mcp_state, ask=live.ask)
                 await asyncio.to_thread(set_aside_startup_heap)  # ready: what lives on
                 try:
                     yield

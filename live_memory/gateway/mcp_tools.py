@@ -14,14 +14,14 @@ from typing import Annotated
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from live_memory import __version__
 from live_memory.agent import QuestionProgress
 from live_memory.errors import LiveMemoryError
 from live_memory.gateway.ask_arguments import AnswerTokensParam, CwdParam, QuestionParam
-from live_memory.gateway.mcp_direct_ask import ASK_TOOL
+from live_memory.gateway.mcp_direct_ask import ASK_TOOL, AskSources, ask_tool_result
 from live_memory.gateway.mcp_progress import report_progress
 from live_memory.gateway.service import LiveMemoryService
 
@@ -77,20 +77,19 @@ def build_mcp_server(service: LiveMemoryService) -> MCPServer:
         name=ASK_TOOL,  # the direct way (mcp_direct_ask) answers plain calls of this tool
         description=ASK_DESCRIPTION,
         annotations=_READ_ONLY,
-        structured_output=False,
     )
     async def ask_live_memory(
         question: QuestionParam,
         cwd: CwdParam,
         ctx: Context,
         max_answer_tokens: AnswerTokensParam = None,
-    ) -> str:
+    ) -> Annotated[CallToolResult, AskSources]:
         if progress_token_from_params(ctx.request_context.params) is None:
             # The client asked for no progress (no progressToken): every report would be
             # dropped, so run no reporter and let the loop write to no board (it woke this
             # event loop from the question's thread on each change).
             try:
-                return (await service.ask(question, cwd, max_answer_tokens)).text
+                return ask_tool_result(await service.ask(question, cwd, max_answer_tokens))
             except (LiveMemoryError, TimeoutError) as exc:
                 raise ToolError(str(exc)) from exc
         progress = QuestionProgress()
@@ -104,7 +103,7 @@ def build_mcp_server(service: LiveMemoryService) -> MCPServer:
             await asyncio.wait({task, reporter}, return_when=asyncio.FIRST_COMPLETED)
             if not task.done():  # the reporter failed (the client went away): so be it
                 reporter.result()
-            return (await task).text
+            return ask_tool_result(await task)
         except (LiveMemoryError, TimeoutError) as exc:
             raise ToolError(str(exc)) from exc
         finally:

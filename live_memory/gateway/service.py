@@ -88,10 +88,6 @@ class LiveMemoryService(ServerSide):
                 f"no answer within the hard backstop of {budget + C.HARD_DEADLINE_MARGIN_S:.0f} s"
             ) from None
 
-    async def ask_text(self, question: object, cwd: object, max_answer_tokens: object) -> str:
-        """`ask`'s answer text (what the MCP tool returns)."""
-        return (await self.ask(question, cwd, max_answer_tokens)).text
-
     async def drain_questions(self, timeout_s: float) -> int:
         """Shutdown, first step: admit no new question and wait (up to `timeout_s`) until the
         questions in flight are answered — an answer is only sent once its snapshot is

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import provider_env
+from tests.e2e.conftest import ensure_workspace, provider_env
 from tests.e2e.test_concurrency_end_to_end import _warm
 from tests.support import loopback
 from tests.support.app_server import AppServer, RunningServer
-from tests.support.fakes import FakeProvider, Text
+from tests.support.fakes import FakeProvider, Text, ToolUse
+from tests.support.mcp_client import call_tool_result
 from tests.support.prompts import without_cache_control
 
 pytestmark = pytest.mark.e2e
@@ -45,3 +46,33 @@ def test_a_timed_out_notice_never_enters_the_history_and_keeps_the_cached_prefix
     assert after["system"] == before["system"]
     prefix = before["messages"][:-1]
     assert after["messages"][: len(prefix)] == prefix
+
+
+CITING = (
+    "`answer` is defined in `src/app.py:1-2` and called from `src/cli.py:7`; "
+    "the project is described in `README.md`."
+)
+EXPECTED = [
+    {"path": "src/app.py", "start_line": 1, "end_line": 2, "checked": True, "seen": True},
+    {"path": "src/cli.py", "start_line": 7, "end_line": 7, "checked": False, "seen": False},
+    {"path": "README.md", "start_line": None, "end_line": None, "checked": True, "seen": False},
+]
+
+
+def test_answers_carry_their_checked_sources_over_rest_and_mcp(
+    fake: FakeProvider, repo: Path, tmp_path: Path
+) -> None:
+    read = ToolUse("Read", {"file_path": "src/app.py"})
+    fake.script(read, Text(CITING), read, Text(CITING))
+    with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+        ensure_workspace(server.url, repo)
+        rest = _ask(server, repo, "where is answer defined?")
+        mcp = call_tool_result(
+            server.url, "ask_live_memory", {"question": "and again?", "cwd": str(repo)}
+        )
+    assert rest["sources"] == EXPECTED
+    assert mcp.structured_content == {"sources": EXPECTED}
+    for text in (str(rest["text"]), "".join(getattr(c, "text", "") for c in mcp.content)):
+        assert "sources=3" in text.rsplit("---", 1)[1]  # the trailer counts them
+        assert "[not found in the repository: src/cli.py:7]" in text
+        assert "[unverified: README.md" in text
