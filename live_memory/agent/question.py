@@ -115,6 +115,7 @@ async def answer_question(
         soft_deadline=job.soft_deadline,
         max_answer_tokens=job.max_answer_tokens,
         tool_result_token_budget=services.tool_budget_tokens,
+        cold_guard=services.settings.force_explore_when_cold,
         cache_ttl=job.cache_ttl,
         cache_min_tokens=job.cache_min_tokens,
         grounded=retrieval.grounds or job.index_grounded,

@@ -256,6 +256,7 @@ VARIABLES: Final[dict[str, Parser]] = {
     "preload_globs": _globs,
     "file_globs": _globs,
     "passive_ingestion": _boolean,
+    "force_explore_when_cold": _boolean,
     "symbol_index": _boolean,
     "max_held_bytes": _integer(0, None),
     "watcher": _choice("off", "os"),

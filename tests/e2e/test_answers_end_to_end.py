@@ -76,3 +76,25 @@ def test_answers_carry_their_checked_sources_over_rest_and_mcp(
         assert "sources=3" in text.rsplit("---", 1)[1]  # the trailer counts them
         assert "[not found in the repository: src/cli.py:7]" in text
         assert "[unverified: README.md" in text
+
+
+@pytest.mark.parametrize(("setting", "calls"), [("true", 2), ("false", 1)])
+def test_the_cold_guard_follows_force_explore_when_cold(
+    fake: FakeProvider, repo: Path, tmp_path: Path, setting: str, calls: int
+) -> None:
+    """A cold workspace (no held content, no symbol index): the guard forces a tool call
+    after an ungrounded first answer; switched off, the first answer is the answer."""
+    fake.responder = lambda recorded: Text("answer() returns 42.")
+    env = provider_env(fake, "anthropic") | {
+        "LIVE_MEMORY_FORCE_EXPLORE_WHEN_COLD": setting,
+        "LIVE_MEMORY_SYMBOL_INDEX": "false",
+    }
+    with AppServer(tmp_path / "data", env) as server:
+        ensure_workspace(server.url, repo)
+        answer = _ask(server, repo, "what does answer return?")
+        shown = server.request("GET", "/config").json()
+    assert len(fake.requests) == calls
+    assert str(answer["answer"]).startswith("answer() returns 42.")
+    assert "[unverified: answered before" in str(answer["answer"]) or setting == "false"
+    assert shown["settings"]["force_explore_when_cold"] is (setting == "true")
+    assert shown["sources"]["force_explore_when_cold"] != "default"
