@@ -32,6 +32,7 @@ from live_memory.providers import Usage
 from live_memory.tools import build_directory_tree
 
 __all__ = [
+    "CORE_MAP_HEADING",
     "CompactionReport",
     "CoreMap",
     "compact_window",

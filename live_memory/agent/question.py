@@ -7,7 +7,12 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from live_memory.agent.compactor import CompactionReport, CoreMap, compact_window
+from live_memory.agent.compactor import (
+    CORE_MAP_HEADING,
+    CompactionReport,
+    CoreMap,
+    compact_window,
+)
 from live_memory.agent.grounding import with_unverified_note
 from live_memory.agent.loop import LoopLimits, LoopResult, run_agent_loop
 from live_memory.agent.progress import QuestionProgress
@@ -18,7 +23,13 @@ from live_memory.agent.sources import Source, answer_sources, sources_note
 from live_memory.agent.trailer import format_trailer
 from live_memory.config import constants as C
 from live_memory.errors import PromptTooLong
-from live_memory.memory import DistillGate, Hints, Window, render_trailing_turn
+from live_memory.memory import (
+    RETRIEVAL_KIND,
+    DistillGate,
+    Hints,
+    Window,
+    render_trailing_turn,
+)
 from live_memory.providers import CacheTtl, Usage
 from live_memory.tools import Toolbox
 
@@ -160,9 +171,14 @@ async def answer_question(
     if result.written:  # only the model's words: a notice of ours, copied, turns into answers
         window.append_qa(job.question, result.written)
     sources = await asyncio.to_thread(
-        answer_sources, result.written, result.spans, window.files, toolbox.line_count
+        answer_sources,
+        result.written,
+        result.spans,
+        window.files,
+        toolbox.line_count,
+        indexed=_indexed(window),
     )
-    notes = [result.checked, sources_note(sources)]
+    notes = [result.checked, sources_note(sources, unseen_too=not result.unverified)]
     answer = "\n\n".join([result.answer, *(n for n in notes if n)])
     answer = with_unverified_note(answer) if result.unverified else answer
     latency = time.monotonic() - started
@@ -193,6 +209,13 @@ async def answer_question(
         retrieval,
         tuple(sources),
     )
+
+
+def _indexed(window: Window) -> str:
+    """The structural index's lines in the prompt (the core map, the retrieval deltas): a
+    file they locate (`path:line`) was seen, though never read."""
+    core = window.tree.partition(CORE_MAP_HEADING)[2]
+    return "\n".join([core, *(t.text for t in window.history if t.kind == RETRIEVAL_KIND)])
 
 
 async def retrieve_for_job(

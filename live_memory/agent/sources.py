@@ -79,11 +79,14 @@ def answer_sources(
     spans: Iterable[Span],
     known: Collection[str],
     line_count: Callable[[str], tuple[str, int] | None],
+    *,
+    indexed: str = "",
     limit: int = SOURCES_MAX,
 ) -> list[Source]:
     """The sources of an answer whose model-written text is `text`, whose tools showed
-    `spans`, in a session whose window knows the paths in `known`. `line_count` is the jail
-    (`Toolbox.line_count`): blocking, asked once per distinct path."""
+    `spans`, in a session whose window knows the paths in `known` and whose prompt holds
+    `indexed` (the structural index's `path:line` lines: a file located there was seen).
+    `line_count` is the jail (`Toolbox.line_count`): blocking, asked once per path."""
     shown = list(dict.fromkeys(spans))
     shown_paths = {s.path for s in shown}
     wanted: dict[tuple[str, int | None, int | None], None] = {}
@@ -100,7 +103,8 @@ def answer_sources(
             continue  # the tool's lines say more than the bare name
         wanted[(path, start, end)] = None
     for span in shown:
-        wanted[(span.path, span.start, span.end)] = None
+        if span.start:  # not a file only named (Grep's file list)
+            wanted[(span.path, span.start, span.end)] = None
     counted: dict[str, tuple[str, int] | None] = {}
     sources: list[Source] = []
     for path, start, end in list(wanted)[:limit]:
@@ -112,22 +116,23 @@ def answer_sources(
         in_range = start is None or (
             found is not None and last is not None and 1 <= start <= last <= found[1]
         )
-        seen = rel in known or rel in shown_paths or path in shown_paths
+        seen = rel in known or rel in shown_paths or path in shown_paths or f"{rel}:" in indexed
         sources.append(Source(rel, start, end, found is not None and in_range, seen))
     return sources
 
 
-def sources_note(sources: Iterable[Source]) -> str:
+def sources_note(sources: Iterable[Source], *, unseen_too: bool = True) -> str:
     """The lines beside an answer naming what it cites but could not rest on (shown to the
-    asker, never stored): files not in the repository (or lines past their end), and files
-    the model never saw this session."""
+    asker, never stored): files not in the repository (or lines past their end), and (with
+    `unseen_too`: not when the whole answer is marked unverified) files the model never saw
+    this session."""
     missing: dict[str, None] = {}
     unseen: dict[str, None] = {}
     for s in sources:
         where = s.path if s.start_line is None else f"{s.path}:{_lines(s)}"
         if not s.checked:
             missing[where] = None
-        elif not s.seen:
+        elif not s.seen and unseen_too:
             unseen[s.path] = None
     notes = []
     if missing:

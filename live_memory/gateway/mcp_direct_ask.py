@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 from live_memory.errors import LiveMemoryError
 from live_memory.workspace import Answer
 
-__all__ = ["ASK_TOOL", "AskCall", "AskSources", "ask_call", "ask_result", "ask_tool_result"]
+__all__ = ["ASK_TOOL", "AskCall", "AskOutput", "ask_call", "ask_result", "ask_tool_result"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,19 +51,22 @@ class SourceItem(BaseModel):
     seen: bool = Field(description="Read this session; false: named but never read.")
 
 
-class AskSources(BaseModel):
-    """The structured part of an answer: the files and line ranges it rests on."""
+class AskOutput(BaseModel):
+    """The structured part of an answer: its text again, and the files and line ranges it
+    rests on. The text too, since a client may hand the model the structured part in place
+    of the text (Claude Code does: tests/e2e/test_readme_walkthrough.py)."""
 
+    text: str = Field(description="The answer followed by its trailer, as in the content.")
     sources: list[SourceItem]
 
 
 def ask_tool_result(answer: Answer) -> CallToolResult:
-    """The tool's result for `answer`: its text (answer and trailer) and, beside it, its
-    sources (`AskSources`, the tool's output schema). Both ways build it here."""
+    """The tool's result for `answer`: its text (answer and trailer) and, beside it, the
+    text with its sources (`AskOutput`, the tool's output schema). Both ways build it here."""
     sources = [dataclasses.asdict(s) for s in answer.sources]
     return CallToolResult(
         content=[TextContent(type="text", text=answer.text)],
-        structured_content={"sources": sources},
+        structured_content={"text": answer.text, "sources": sources},
     )
 
 

@@ -21,7 +21,7 @@ from live_memory import __version__
 from live_memory.agent import QuestionProgress
 from live_memory.errors import LiveMemoryError
 from live_memory.gateway.ask_arguments import AnswerTokensParam, CwdParam, QuestionParam
-from live_memory.gateway.mcp_direct_ask import ASK_TOOL, AskSources, ask_tool_result
+from live_memory.gateway.mcp_direct_ask import ASK_TOOL, AskOutput, ask_tool_result
 from live_memory.gateway.mcp_progress import report_progress
 from live_memory.gateway.service import LiveMemoryService
 
@@ -83,7 +83,7 @@ def build_mcp_server(service: LiveMemoryService) -> MCPServer:
         cwd: CwdParam,
         ctx: Context,
         max_answer_tokens: AnswerTokensParam = None,
-    ) -> Annotated[CallToolResult, AskSources]:
+    ) -> Annotated[CallToolResult, AskOutput]:
         if progress_token_from_params(ctx.request_context.params) is None:
             # The client asked for no progress (no progressToken): every report would be
             # dropped, so run no reporter and let the loop write to no board (it woke this

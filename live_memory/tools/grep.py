@@ -110,6 +110,7 @@ def run_grep(scope: Scope, args: ToolArgs, *, engine: GrepEngine) -> ToolOutcome
         spans = tuple(Span(r, n, n) for r, n, _ in rows[:limit])
     else:  # only paths that still open inside the root (not through a raced link)
         lines = inside_root(str(scope.root), sorted(found), limit + 1)
+        spans = tuple(Span(rel, 0, 0) for rel in lines[:limit])  # named, no lines shown
         if mode == "count":
             lines = [f"{rel}:{found[rel]}" for rel in lines]
             summary = f"\n[{matched} matching lines in {total} files]"

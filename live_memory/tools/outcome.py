@@ -24,6 +24,7 @@ class Span:
 
     path: str
     start: int
+    """0: the file was only named (Grep's list of matching files)."""
     end: int
 
 

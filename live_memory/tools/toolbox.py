@@ -104,6 +104,11 @@ class Toolbox:
             return None
         return read.path, data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
 
+    def defines(self, name: str) -> bool:
+        """Whether the structural index holds a definition named `name` (blocking: SQLite;
+        False without an index)."""
+        return self._symbols is not None and bool(self._symbols.symbol_lines(name, None, 1))
+
     @staticmethod
     def specs() -> tuple[ToolSpec, ...]:
         """The tool definitions; identical on every call, so the prompt cache holds."""

@@ -71,7 +71,7 @@ def test_answers_carry_their_checked_sources_over_rest_and_mcp(
             server.url, "ask_live_memory", {"question": "and again?", "cwd": str(repo)}
         )
     assert rest["sources"] == EXPECTED
-    assert mcp.structured_content == {"sources": EXPECTED}
+    assert mcp.structured_content == {"text": mcp.content[0].text, "sources": EXPECTED}  # type: ignore[union-attr]
     for text in (str(rest["text"]), "".join(getattr(c, "text", "") for c in mcp.content)):
         assert "sources=3" in text.rsplit("---", 1)[1]  # the trailer counts them
         assert "[not found in the repository: src/cli.py:7]" in text
@@ -98,3 +98,30 @@ def test_the_cold_guard_follows_force_explore_when_cold(
     assert "[unverified: answered before" in str(answer["answer"]) or setting == "false"
     assert shown["settings"]["force_explore_when_cold"] is (setting == "true")
     assert shown["sources"]["force_explore_when_cold"] != "default"
+
+
+INVENTED = (
+    "Redirects stop at `DEFAULT_REDIRECT_LIMIT` (200), retried by `retry_with_backoff` "
+    "around `answer`."
+)
+
+
+@pytest.mark.parametrize("corrected", [True, False], ids=["corrected", "marked"])
+def test_names_the_repository_lacks_are_looked_for_again_once_then_marked(
+    fake: FakeProvider, repo: Path, tmp_path: Path, corrected: bool
+) -> None:
+    """A warm workspace (held content: no cold guard): the answer's invented names are
+    checked anyway; one more turn hints them, and what is still missing is marked."""
+    second = "There is no redirect limit here: `answer` returns 42." if corrected else INVENTED
+    fake.script(Text(INVENTED), Text(second))
+    with AppServer(tmp_path / "data", provider_env(fake, "anthropic")) as server:
+        _warm(server, repo)
+        answer = str(_ask(server, repo, "how are redirects limited?")["answer"])
+    assert len(fake.requests) == 2  # one more turn, bounded
+    hint = str(fake.requests[1].body["messages"][-1]["content"])
+    assert "`DEFAULT_REDIRECT_LIMIT`, `retry_with_backoff` is not defined" in hint
+    assert "`answer`" not in hint  # found in src/app.py
+    assert answer.startswith(second)
+    marked = "[not found in the repository: `DEFAULT_REDIRECT_LIMIT`, `retry_with_backoff`]"
+    assert (marked in answer) is not corrected
+

@@ -125,6 +125,7 @@ def test_the_direct_way_gives_the_runners_bytes(
             "seen": True,
         }
         assert len(result["structuredContent"]["sources"]) == 2
+        assert result["structuredContent"]["text"] == outcome
 
 
 @pytest.mark.parametrize(
