@@ -118,12 +118,13 @@ async def answer_question(
         window, services, gate=job.gate, report=report, core_map=job.core_map
     )
     retrieval = await retrieve_for_job(job, window, job.retrieved if not compacted else None)
-    remaining = max(job.soft_deadline - started, 0.0)
+    deadline = _deadline(job, window, services, started)
+    remaining = max(deadline - started, 0.0)
     turn = render_trailing_turn(
         job.question, Hints(remaining, job.max_answer_tokens, job.recently_modified)
     )
     limits = LoopLimits(
-        soft_deadline=job.soft_deadline,
+        soft_deadline=deadline,
         max_answer_tokens=job.max_answer_tokens,
         tool_result_token_budget=services.tool_budget_tokens,
         cold_guard=services.settings.force_explore_when_cold,
@@ -209,6 +210,14 @@ async def answer_question(
         retrieval,
         tuple(sources),
     )
+
+
+def _deadline(job: QuestionJob, window: Window, services: Services, started: float) -> float:
+    """The soft deadline planned from the prompt about to be sent (a local server's measured
+    speeds), within the latest the asker waits for (`job.soft_deadline`)."""
+    prompt = window.estimated_tokens() + int(len(SYSTEM_PROMPT) / window.chars_per_token)
+    budget = services.budget(job.max_answer_tokens, prompt)
+    return min(job.soft_deadline, started + budget.seconds)
 
 
 def _indexed(window: Window) -> str:

@@ -198,7 +198,7 @@ def _json_app(scope: Scope, parsed: object, size: int) -> ASGIApp:
 def _reply_as_json(scope: Scope, parsed: object, service: LiveMemoryService) -> bool:
     accept = next((v for k, v in scope["headers"] if k == b"accept"), b"")
     answer_tokens = service.settings.max_answer_tokens  # the longest budget of any question
-    backstop = service.services.budget(answer_tokens).seconds + C.HARD_DEADLINE_MARGIN_S
+    backstop = service.services.budget(answer_tokens).waits_s + C.HARD_DEADLINE_MARGIN_S
     return reply_as_json(parsed, accept, backstop)
 
 

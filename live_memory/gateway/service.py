@@ -76,7 +76,9 @@ class LiveMemoryService(ServerSide):
         # The check stats the workspace directory on the loop: a hop to the blocking pool per
         # question delayed admission enough to reorder a burst (a full queue then 429'd fewer).
         text, where, tokens = self.check_ask(question, cwd, max_answer_tokens)
-        budget = self.services.budget(tokens).seconds  # a local server's: its measured speed
+        # The latest the answer may come: a local server's question plans its own budget
+        # from the prompt it sends, within this (answer_question).
+        budget = self.services.budget(tokens).waits_s
         reply: Future[Answer] = Future()
         self._asking.add(reply)
         reply.add_done_callback(self._asking.discard)

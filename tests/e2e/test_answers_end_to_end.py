@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 
 import pytest
 
+from live_memory.config import constants as C
 from tests.e2e.conftest import ensure_workspace, provider_env
 from tests.e2e.test_concurrency_end_to_end import _warm
 from tests.support import loopback
 from tests.support.app_server import AppServer, RunningServer
-from tests.support.fakes import FakeProvider, Text, ToolUse
+from tests.support.fakes import FakeLocalServer, FakeProvider, Says, Text, ToolUse
 from tests.support.mcp_client import call_tool_result
 from tests.support.prompts import without_cache_control
+from tests.support.repo import make_repo
 
 pytestmark = pytest.mark.e2e
 
@@ -125,3 +128,39 @@ def test_names_the_repository_lacks_are_looked_for_again_once_then_marked(
     marked = "[not found in the repository: `DEFAULT_REDIRECT_LIMIT`, `retry_with_backoff`]"
     assert (marked in answer) is not corrected
 
+
+BUDGET_HINT = re.compile(r"\[time budget: about (\d+) s for this whole answer")
+
+
+def test_the_first_question_after_new_content_gets_time_for_its_whole_prompt(
+    tmp_path: Path,
+) -> None:
+    """A local server taught by warm follow-ups (a few hundred tokens re-evaluated a call)
+    then sent a prompt with a new file in it: its budget covers one full prefill of that
+    prompt and a minimal answer at the measured speeds, not what the past calls took."""
+    prefill_tps, generate_tps = 40.0, 10.0
+    repo = make_repo(tmp_path / "repo", {"src/app.py": "class ArgumentParser:\n    pass\n"})
+    says = Says("`ArgumentParser` is defined in src/app.py:1.")
+    with FakeLocalServer(prefill_tps=prefill_tps, generate_tps=generate_tps, default=says) as fake:
+        env = {
+            "LIVE_MEMORY_PROVIDER": "openai",
+            "LIVE_MEMORY_BASE_URL": fake.openai_base_url,
+            "LIVE_MEMORY_MODEL": fake.model,
+        }
+        with AppServer(tmp_path / "data", env) as server:
+            _warm(server, repo)
+            for i in range(4):
+                _ask(server, repo, f"Which class parses options ({i})?")
+            guide = "".join(f"Section {n}: options are parsed in order.\n" for n in range(120))
+            event = {"path": "docs/guide.md", "kind": "read", "content": guide}
+            loopback.post(
+                f"{server.url}/notify", json={"cwd": str(repo), "events": [event]}
+            ).raise_for_status()
+            answer = _ask(server, repo, "What does the guide say about options?")
+    assert answer["timed_out"] is False
+    hint = BUDGET_HINT.search(str(fake.chat_requests[-1].body["messages"][-1]))
+    assert hint is not None
+    prompt_tokens = int(re.search(r"tokens=(\d+)/", str(answer["text"])).group(1))  # type: ignore[union-attr]
+    full_prefill = prompt_tokens / prefill_tps
+    assert full_prefill > C.DEFAULT_TIMEOUT_S  # what the budget was floored at before
+    assert int(hint.group(1)) >= full_prefill, (hint.group(1), prompt_tokens)
