@@ -31,6 +31,7 @@ from live_memory.agent.retrieval import (
     retrieve_all,
 )
 from live_memory.agent.services import Services, Stores, build_services, with_endpoint
+from live_memory.agent.sources import Source, cited_paths
 from live_memory.agent.summarizer import summarize
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "RetrievalPart",
     "Retriever",
     "Services",
+    "Source",
     "SpeedBoard",
     "SpeedSnapshot",
     "Stores",
@@ -55,6 +57,7 @@ __all__ = [
     "answer_question",
     "append_retrieval",
     "build_services",
+    "cited_paths",
     "clamp_answer_tokens",
     "fact_retrievers",
     "forget_facts",

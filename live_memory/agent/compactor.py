@@ -32,6 +32,7 @@ from live_memory.providers import Usage
 from live_memory.tools import build_directory_tree
 
 __all__ = [
+    "CORE_MAP_HEADING",
     "CompactionReport",
     "CoreMap",
     "compact_window",
@@ -89,9 +90,12 @@ async def _fold(
     report: CompactionReport,
     files: list[FileContext],
     turns: list[Turn],
+    *,
+    evicted: dict[str, str] | None = None,
 ) -> bool:
     """Summarise material into the ledger. False (ledger untouched) when the call fails or
-    its answer holds no fact: the caller must then keep the material."""
+    its answer holds no fact: the caller must then keep the material. `evicted`: the files
+    (path to sha256) this compaction forgot before the fold, still the facts' sources."""
     provider = services.require_provider()
     # With the store, the summary need only carry the material's facts: the store merges them
     # (confirming, superseding by subject), so the resident ledger is not sent again with
@@ -109,7 +113,7 @@ async def _fold(
         return False
     report.usage += usage
     report.summaries += 1
-    known = window.known_hashes() | {f.path: f.sha256 for f in files}
+    known = (evicted or {}) | window.known_hashes() | {f.path: f.sha256 for f in files}
     facts = attribute_facts(parse_fact_lines(text), known)
     if not facts:
         logger.warning("summary for %s held no facts; keeping material", window.root)
@@ -124,7 +128,11 @@ async def _fold(
 
 
 async def _fold_history(
-    window: Window, services: Services, report: CompactionReport, marks: Watermarks
+    window: Window,
+    services: Services,
+    report: CompactionReport,
+    marks: Watermarks,
+    evicted: dict[str, str],
 ) -> int:
     """Tier 2: fold the oldest Q/A into the ledger in bounded chunks, oldest first, until the
     floor is reached; drop exactly the turns of each chunk folded in. A failed or empty
@@ -144,7 +152,7 @@ async def _fold_history(
     for chunk in chunks:
         if not whole and window.refrozen_tokens() <= marks.floor_tokens:
             break
-        if not await _fold(window, services, report, [], chunk):
+        if not await _fold(window, services, report, [], chunk, evicted=evicted):
             break
         dropped += window.drop_turns(chunk)
     return dropped
@@ -185,9 +193,13 @@ async def compact_window(
                 await _fold(window, services, report, list(plan.shed), [])
             finally:
                 gate.release()
+    # The files evicted for room are what the history to be folded read and cited: their
+    # provenance goes into the fold, or its facts would cite nothing and never go stale.
+    known = window.known_hashes()
+    evicted = {path: known[path] for path in plan.evict if path in known}
     apply_eviction(window, plan)
     if window.refrozen_tokens() > marks.floor_tokens:
-        await _fold_history(window, services, report, marks)
+        await _fold_history(window, services, report, marks, evicted)
     # The resident set anew (demoting stored facts whose files moved on): the most used
     # facts, retrieval's hits among them, within their share of the window.
     await store_facts(window, services, (), demote=True)

@@ -133,6 +133,13 @@ class Budget:
     reason: str
     predicted_s: float | None = None
     """What the measured speed says a question takes (before the factor and the clamps)."""
+    ceiling_s: float | None = None
+    """The longest the question may take (the edge waits that long): on a local server the
+    MCP timeout's share, so the question can stretch `seconds` to the prompt it sends."""
+
+    @property
+    def waits_s(self) -> float:
+        return self.seconds if self.ceiling_s is None else max(self.ceiling_s, self.seconds)
 
 
 def question_budget(
@@ -143,15 +150,22 @@ def question_budget(
     default_s: float,
     explicit: bool,
     mcp_timeout_s: float,
+    prompt_tokens: int | None = None,
 ) -> Budget:
-    """The soft budget of the next question on this endpoint."""
+    """The soft budget of the next question on this endpoint; with `prompt_tokens` (the
+    prompt about to be sent), a local server's covers at least one full prefill of it and a
+    minimal answer at the measured speeds: the first question after new content re-evaluates
+    far more than the calls before it (issue 33: a 3.1k-token prompt at 28-55 tokens/s ran
+    past the 60 s the past calls predicted)."""
     cap = max(mcp_timeout_s - C.HARD_DEADLINE_MARGIN_S - C.MCP_TIMEOUT_SAFETY_S, 1.0)
     if explicit:
         return Budget(default_s, "LIVE_MEMORY_DEFAULT_TIMEOUT_S")
     if not local:
         return Budget(min(default_s, cap), "default")
     if speed.samples == 0:
-        return Budget(cap, "local server, speed not measured yet: what the MCP timeout allows")
+        return Budget(
+            cap, "local server, speed not measured yet: what the MCP timeout allows", None, cap
+        )
     if speed.evaluated_per_call is not None and speed.prefill_tps:
         prefill = speed.evaluated_per_call / speed.prefill_tps
     else:
@@ -160,6 +174,9 @@ def question_budget(
     generate = output / speed.generate_tps if speed.generate_tps else 0.0
     calls = speed.calls_per_question or C.SPEED_CALLS_PER_QUESTION
     predicted = calls * (prefill + generate)
+    if prompt_tokens and speed.prefill_tps:  # one full prefill, then a minimal answer
+        minimal = C.MIN_ANSWER_TOKENS / speed.generate_tps if speed.generate_tps else 0.0
+        predicted = max(predicted, prompt_tokens / speed.prefill_tps + minimal)
     seconds = min(max(predicted * C.SPEED_BUDGET_FACTOR, default_s), cap)
     if predicted * C.SPEED_BUDGET_FACTOR > cap:
         reason = (
@@ -168,4 +185,4 @@ def question_budget(
         )
     else:
         reason = "measured speed of this endpoint"
-    return Budget(round(seconds, 1), reason, round(predicted, 1))
+    return Budget(round(seconds, 1), reason, round(predicted, 1), cap)

@@ -30,15 +30,18 @@ from live_memory.config import constants as C
 from live_memory.providers import endpoint_kind
 
 __all__ = [
+    "ANSWER_CHECK_MAX_NAMES",
     "UNVERIFIED_NOTE",
     "Checked",
     "ForcedTool",
     "GuardAction",
+    "answer_names",
     "checked_note",
     "forced_tool_support",
     "grounding_search",
     "guard_action",
     "locate",
+    "not_found_note",
     "search_terms",
     "with_unverified_note",
 ]
@@ -80,21 +83,24 @@ def guard_action(
     return "check_here" if local else "search_here"
 
 
-def search_terms(question: str, answer: str) -> list[str]:
+def search_terms(
+    question: str, answer: str, *, camel: bool = True, limit: int = C.GROUNDING_SEARCH_MAX_TERMS
+) -> list[str]:
     """Identifiers worth a search: those the question names first, then the answer's;
-    backticked names, CamelCase and snake_case words; a dotted name's last part."""
+    backticked names, CamelCase (unless `camel` is off: prose has "GitHub") and snake_case
+    words; a dotted name's last part."""
     terms: list[str] = []
     for text in (question, answer):
         end = C.MAX_KEY_SCAN_CHARS
         found = [m.group(1) for m in _BACKTICKED.finditer(text, 0, end)]
-        found += _CAMEL.findall(text, 0, end) + _SNAKE.findall(text, 0, end)
+        found += (_CAMEL.findall(text, 0, end) if camel else []) + _SNAKE.findall(text, 0, end)
         for raw in found:
             if "/" in raw or raw.endswith((".py", ".md", ".ts", ".js")):
                 continue  # a path, not a symbol
             parts = _IDENTIFIER.findall(raw.split("(")[0].split(".")[-1])
             if parts and parts[0] not in terms:
                 terms.append(parts[0])
-            if len(terms) >= C.GROUNDING_SEARCH_MAX_TERMS:
+            if len(terms) >= limit:
                 return terms
     return terms
 
@@ -144,6 +150,20 @@ def checked_note(checked: Checked) -> str:
     parts = [f"`{name}` {where}" for name, where in checked.found]
     parts += [f"`{name}` not found" for name in checked.missing]
     return f"[checked in the workspace without a model call: {'; '.join(parts)}]"
+
+
+ANSWER_CHECK_MAX_NAMES = 6  # names of one answer looked up in the repository
+
+
+def answer_names(answer: str) -> list[str]:
+    """The code names an answer states (backticked identifiers, snake_case words), each to
+    be found in the repository, warm or cold: an invented `retry_with_backoff` is caught."""
+    return search_terms("", answer, camel=False, limit=ANSWER_CHECK_MAX_NAMES)
+
+
+def not_found_note(names: list[str]) -> str:
+    """The line beside an answer naming what the repository does not have (not stored)."""
+    return f"[not found in the repository: {', '.join(f'`{n}`' for n in names)}]"
 
 
 def with_unverified_note(answer: str) -> str:

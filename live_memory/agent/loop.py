@@ -15,9 +15,11 @@ from typing import Literal
 
 from live_memory.agent.grounding import (
     ForcedTool,
+    answer_names,
     checked_note,
     forced_tool_support,
     guard_action,
+    not_found_note,
 )
 from live_memory.agent.loop_result import (
     LoopResult,
@@ -27,13 +29,26 @@ from live_memory.agent.loop_result import (
     no_answer,
 )
 from live_memory.agent.progress import QuestionProgress
-from live_memory.agent.prompt import COLD_MEMORY_NUDGE, FINAL_ANSWER_NUDGE, grounding_turn
+from live_memory.agent.prompt import (
+    COLD_MEMORY_NUDGE,
+    FINAL_ANSWER_NUDGE,
+    grounding_turn,
+    recheck_turn,
+)
 from live_memory.agent.reply_check import (
     correction_for,
     judge_reply,
     partial_answer,
 )
-from live_memory.agent.tool_runs import SKIPPED, ToolBudget, check_here, run_tool, search_here
+from live_memory.agent.sources import SOURCES_MAX
+from live_memory.agent.tool_runs import (
+    SKIPPED,
+    ToolBudget,
+    check_here,
+    names_missing,
+    run_tool,
+    search_here,
+)
 from live_memory.config import constants as C
 from live_memory.memory import Window, build_request
 from live_memory.providers import (
@@ -45,7 +60,7 @@ from live_memory.providers import (
     TextBlock,
     ToolResultBlock,
 )
-from live_memory.tools import Toolbox
+from live_memory.tools import Span, Toolbox
 
 __all__ = ["LoopLimits", "LoopResult", "StopReason", "run_agent_loop"]
 
@@ -71,6 +86,9 @@ class LoopLimits:
     local: bool = False
     """A model server on the user's machine: the cold guard checks a first answer with its
     own search instead of paying a second model call (grounding.check_here)."""
+    check_names: bool = True
+    """Every answer's code names are looked up in the repository, warm or cold; what it
+    lacks is looked for again once (not on a local endpoint) and then marked."""
 
 
 def _is_cold(window: Window) -> bool:
@@ -116,6 +134,7 @@ async def run_agent_loop(
     kept: str | None = None  # the cold guard's first answer, kept while it grounds
     grounding: Literal["", "forced", "searched"] = ""  # what the guard did, for the next reply
     corrected = False  # the one correction of a reply that was not an answer
+    rechecked = False  # the one turn after an answer naming what the repository lacks
 
     while True:
         remaining = limits.soft_deadline - clock()
@@ -193,6 +212,9 @@ async def run_agent_loop(
                 if checked is not None:
                     result.tool_calls += checked.searches
                     result.checked = checked_note(checked)
+                    for _, where in checked.found:  # located by our search: the sources
+                        path, _, line = where.rpartition(":")
+                        result.spans.append(Span(path, int(line), int(line)))
                 unverified = checked is None or not checked.all_found
                 finish(result, response, verdict.text, unverified=unverified)
                 break
@@ -212,7 +234,8 @@ async def run_agent_loop(
                 if found is None:  # nothing to search for, or no time: keep it, say so
                     finish(result, response, verdict.text, unverified=True)
                     break
-                terms, output = found
+                terms, output, shown = found
+                result.spans.extend(shown[:SOURCES_MAX])
                 result.tool_calls += 1
                 kept, grounding = verdict.text, "searched"
                 loop += [
@@ -220,6 +243,21 @@ async def run_agent_loop(
                     Message("user", (TextBlock(grounding_turn(terms, budget.take(output))),)),
                 ]
                 continue
+            names = answer_names(verdict.text) if limits.check_names else []
+            lacking = await names_missing(toolbox, names, limits.soft_deadline, clock)
+            missing = lacking[0] if lacking else []
+            asked = question_turn.rpartition("Question: ")[2]
+            invented = [n for n in missing if n not in asked]  # not the question's own subject
+            if invented and not rechecked and not final_turn and not limits.local:
+                # One more turn to look again (a local model's second call costs minutes:
+                # there the answer is only marked).
+                rechecked = True
+                loop += [
+                    Message("assistant", response.blocks),
+                    Message("user", (TextBlock(recheck_turn(invented)),)),
+                ]
+                continue
+            result.checked = not_found_note(missing) if missing else ""
             finish(result, response, verdict.text)
             break
         if verdict is not None:  # not an answer: never returned, never stored
@@ -231,10 +269,10 @@ async def run_agent_loop(
                 corrected = True
                 _with_user_text(loop, correction_for(verdict, tools))
                 continue
-            result.answer, result.storable = no_answer(verdict.kind, result), False
+            result.answer = no_answer(verdict.kind, result)
             break
         if final_turn:
-            result.answer = response.text.strip()
+            result.answer = result.written = response.text.strip()
             result.stop_reason = "max_iterations"
             break
         loop.append(Message("assistant", blocks))
@@ -252,6 +290,8 @@ async def run_agent_loop(
                 continue
             result.tool_calls += 1
             result.reads.extend(outcome.reads)
+            result.spans.extend(outcome.spans)
+            del result.spans[SOURCES_MAX:]  # bounded: no answer carries more sources
             results.append(ToolResultBlock(call.id, budget.take(outcome.text), outcome.is_error))
         loop.append(Message("user", tuple(results)))
 

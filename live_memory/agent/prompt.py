@@ -8,6 +8,7 @@ __all__ = [
     "NEUTRAL_SUMMARY_SYSTEM_PROMPT",
     "SYSTEM_PROMPT",
     "grounding_turn",
+    "recheck_turn",
 ]
 
 # Sent with every request (cached, but paid at the cache-read rate on every call): each line
@@ -65,6 +66,17 @@ FINAL_ANSWER_NUDGE = (
     "Stop exploring now. Give your best answer from what you have found so far, with cited "
     "paths, and say what you could not verify."
 )
+
+
+def recheck_turn(names: list[str]) -> str:
+    """The one user-side turn after an answer naming what the repository does not have."""
+    listed = ", ".join(f"`{n}`" for n in names)
+    return (
+        f"[Live Memory checked your answer: {listed} is not defined or mentioned anywhere in "
+        "this repository]\nVerify with the tools (Grep, find_symbol, Read) and answer again: "
+        "name only what the files show, cite paths and lines, and say plainly what does not "
+        "exist."
+    )
 
 
 def grounding_turn(terms: list[str], output: str) -> str:

@@ -7,17 +7,29 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from live_memory.agent.compactor import CompactionReport, CoreMap, compact_window
+from live_memory.agent.compactor import (
+    CORE_MAP_HEADING,
+    CompactionReport,
+    CoreMap,
+    compact_window,
+)
 from live_memory.agent.grounding import with_unverified_note
 from live_memory.agent.loop import LoopLimits, LoopResult, run_agent_loop
 from live_memory.agent.progress import QuestionProgress
 from live_memory.agent.prompt import SYSTEM_PROMPT
 from live_memory.agent.retrieval import Retrieval, Retriever, append_retrieval, retrieve_all
 from live_memory.agent.services import Services
+from live_memory.agent.sources import Source, answer_sources, sources_note
 from live_memory.agent.trailer import format_trailer
 from live_memory.config import constants as C
 from live_memory.errors import PromptTooLong
-from live_memory.memory import DistillGate, Hints, Window, render_trailing_turn
+from live_memory.memory import (
+    RETRIEVAL_KIND,
+    DistillGate,
+    Hints,
+    Window,
+    render_trailing_turn,
+)
 from live_memory.providers import CacheTtl, Usage
 from live_memory.tools import Toolbox
 
@@ -79,6 +91,8 @@ class QuestionOutcome:
     summary_usage: Usage
     retrieval: Retrieval = field(default_factory=Retrieval)
     """What the question's retrieval delta asked and appended (counted by /stats)."""
+    sources: tuple[Source, ...] = ()
+    """The files and lines the answer rests on, checked when it was given."""
 
     @property
     def exploration(self) -> tuple[int, int]:
@@ -104,14 +118,16 @@ async def answer_question(
         window, services, gate=job.gate, report=report, core_map=job.core_map
     )
     retrieval = await retrieve_for_job(job, window, job.retrieved if not compacted else None)
-    remaining = max(job.soft_deadline - started, 0.0)
+    deadline = _deadline(job, window, services, started)
+    remaining = max(deadline - started, 0.0)
     turn = render_trailing_turn(
         job.question, Hints(remaining, job.max_answer_tokens, job.recently_modified)
     )
     limits = LoopLimits(
-        soft_deadline=job.soft_deadline,
+        soft_deadline=deadline,
         max_answer_tokens=job.max_answer_tokens,
         tool_result_token_budget=services.tool_budget_tokens,
+        cold_guard=services.settings.force_explore_when_cold,
         cache_ttl=job.cache_ttl,
         cache_min_tokens=job.cache_min_tokens,
         grounded=retrieval.grounds or job.index_grounded,
@@ -153,9 +169,18 @@ async def answer_question(
     speed.observe_question(result.iterations)
     for read in result.reads:
         window.record_read(read.path, read.sha256, read.size)
-    if result.storable:  # our "no answer" notice is no turn a model should see again
-        window.append_qa(job.question, result.answer)
-    answer = f"{result.answer}\n\n{result.checked}" if result.checked else result.answer
+    if result.written:  # only the model's words: a notice of ours, copied, turns into answers
+        window.append_qa(job.question, result.written)
+    sources = await asyncio.to_thread(
+        answer_sources,
+        result.written,
+        result.spans,
+        window.files,
+        toolbox.line_count,
+        indexed=_indexed(window),
+    )
+    notes = [result.checked, sources_note(sources, unseen_too=not result.unverified)]
+    answer = "\n\n".join([result.answer, *(n for n in notes if n)])
     answer = with_unverified_note(answer) if result.unverified else answer
     latency = time.monotonic() - started
     cost = services.cost(result.usage + report.usage)
@@ -170,6 +195,7 @@ async def answer_question(
         context_pct=pct,
         timed_out=result.timed_out,
         truncated=result.stop_reason == "max_tokens",
+        sources=len(sources),
     )
     return QuestionOutcome(
         window,
@@ -182,7 +208,23 @@ async def answer_question(
         compacted,
         report.usage,
         retrieval,
+        tuple(sources),
     )
+
+
+def _deadline(job: QuestionJob, window: Window, services: Services, started: float) -> float:
+    """The soft deadline planned from the prompt about to be sent (a local server's measured
+    speeds), within the latest the asker waits for (`job.soft_deadline`)."""
+    prompt = window.estimated_tokens() + int(len(SYSTEM_PROMPT) / window.chars_per_token)
+    budget = services.budget(job.max_answer_tokens, prompt)
+    return min(job.soft_deadline, started + budget.seconds)
+
+
+def _indexed(window: Window) -> str:
+    """The structural index's lines in the prompt (the core map, the retrieval deltas): a
+    file they locate (`path:line`) was seen, though never read."""
+    core = window.tree.partition(CORE_MAP_HEADING)[2]
+    return "\n".join([core, *(t.text for t in window.history if t.kind == RETRIEVAL_KIND)])
 
 
 async def retrieve_for_job(

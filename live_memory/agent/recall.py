@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from live_memory.agent.retrieval import RetrievalPart
 from live_memory.agent.services import Services
 from live_memory.config import constants as C
 from live_memory.knowledge import FactStore, KnowledgeError, MergeReport
-from live_memory.memory import FileContext, LedgerFact, Window
+from live_memory.memory import LedgerFact, Window
+from live_memory.tools import current_sha256
 
 __all__ = [
     "FACTS_SOURCE",
@@ -58,16 +60,24 @@ def resident_facts(services: Services, root: str) -> list[LedgerFact] | None:
         return None
 
 
+UNHELD_DEMOTE_MAX_PATHS = 64  # files hashed per store projection for ledger demotions
+
+
 def _store_and_project(
-    services: Services, root: str, facts: Sequence[LedgerFact], files: Sequence[FileContext]
+    services: Services,
+    root: str,
+    facts: Sequence[LedgerFact],
+    current: dict[str, str | None],
+    unheld: Sequence[str],
 ) -> list[LedgerFact] | None:
     store = services.stores.facts
     if store is None:
         return None
+    current |= {path: current_sha256(Path(root), path) for path in unheld}
     try:
         store.merge(root, facts)
-        if files:
-            store.demote(root, {f.path: f.sha256 if f.state == "current" else None for f in files})
+        if current:
+            store.demote(root, current)
     except KnowledgeError:
         logger.exception("fact store: facts of %s not stored", root)
         return None
@@ -81,8 +91,18 @@ async def store_facts(
     `demote`, first demote stored facts citing files the window knows at another version.
     False (window untouched) without a store or when it fails: the caller keeps today's
     behaviour, the ledger regenerated from the summary."""
-    files = list(window.files.values()) if demote else []
-    resident = await asyncio.to_thread(_store_and_project, services, window.root, facts, files)
+    files = window.files
+    current = (
+        {p: f.sha256 if f.state == "current" else None for p, f in files.items()} if demote else {}
+    )
+    # Facts demoted in the ledger for a file the window no longer holds (Window.demote_cited):
+    # the store learns it from the file's bytes on disk before the ledger becomes its
+    # projection again, or that projection would bring them back as current.
+    cited = (src for fact in window.ledger if fact.stale for src, _ in fact.sources)
+    unheld = list(dict.fromkeys(p for p in cited if p not in files))[:UNHELD_DEMOTE_MAX_PATHS]
+    resident = await asyncio.to_thread(
+        _store_and_project, services, window.root, facts, current, unheld
+    )
     if resident is None:
         return False
     window.ledger = resident

@@ -35,6 +35,11 @@ _OWN_FRAMINGS: Final = (
     *OBSERVATION_MARKERS,
     "[retrieved for the next question",
     "[Live Memory searched",
+    # The notices the server writes itself (loop_result, grounding): a copy is no answer.
+    "[best-effort answer",
+    "[no answer:",
+    "[unverified:",
+    "[checked in the workspace",
 )
 # A heading naming one of our tools' output right above a code block: output the model made up
 # (ours15 seq 2: "**Grep output:**" then a fence of invented matches), not prose about results.

@@ -138,7 +138,7 @@ class Services:
                 self.model,
             )
 
-    def budget(self, answer_tokens: int) -> Budget:
+    def budget(self, answer_tokens: int, prompt_tokens: int | None = None) -> Budget:
         """The soft budget of the next question (see endpoint_speed.question_budget)."""
         settings = self.settings
         return question_budget(
@@ -148,6 +148,7 @@ class Services:
             default_s=settings.default_timeout_s,
             explicit=settings.timeout_explicit,
             mcp_timeout_s=settings.mcp_timeout_s,
+            prompt_tokens=prompt_tokens,
         )
 
     @property

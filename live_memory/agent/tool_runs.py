@@ -4,13 +4,14 @@ cold guard's own search (grounding without `tool_choice`, see grounding.py)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Mapping
 
 from live_memory.agent.grounding import Checked, grounding_search, locate, search_terms
 from live_memory.config import constants as C
-from live_memory.tools import Toolbox, ToolOutcome
+from live_memory.tools import Span, Toolbox, ToolOutcome
 
-__all__ = ["SKIPPED", "ToolBudget", "check_here", "run_tool", "search_here"]
+__all__ = ["SKIPPED", "ToolBudget", "check_here", "names_missing", "run_tool", "search_here"]
 
 SKIPPED = "[not run: this question's time budget ran out]"
 
@@ -61,22 +62,50 @@ async def search_here(
     answer: str,
     deadline: float,
     clock: Callable[[], float],
-) -> tuple[list[str], str] | None:
+) -> tuple[list[str], str, tuple[Span, ...]] | None:
     """The cold guard's own search (no tool_choice needed): where the identifiers of the
-    question and the first answer are defined, else every line naming them."""
+    question and the first answer are defined, else every line naming them; with the lines
+    it shows (the model sees them: an answer's sources)."""
     terms = search_terms(question_turn.rpartition("Question: ")[2], answer)
     if not terms:
         return None
-    text = ""
+    text, spans = "", tuple[Span, ...]()
     for definitions in (True, False):
         arguments = grounding_search(terms, definitions=definitions)
         outcome = await run_tool(toolbox, "Grep", arguments, deadline, clock)
         if outcome is None:
             return None
-        text = "" if outcome.is_error else outcome.text.strip()
+        text, spans = ("", ()) if outcome.is_error else (outcome.text.strip(), outcome.spans)
         if text and not text.startswith("No "):
             break
-    return terms, text[: C.GROUNDING_SEARCH_MAX_CHARS]
+    return terms, text[: C.GROUNDING_SEARCH_MAX_CHARS], spans
+
+
+async def names_missing(
+    toolbox: Toolbox, names: list[str], deadline: float, clock: Callable[[], float]
+) -> tuple[list[str], int] | None:
+    """(those of `names` the repository lacks, searches run): not defined in the structural
+    index, and no file names them (a word search each). None: no time left."""
+    if not names:
+        return [], 0
+    remaining = deadline - clock()
+    if remaining <= 0:
+        return None
+    try:
+        undefined = await asyncio.wait_for(
+            asyncio.to_thread(lambda: [n for n in names if not toolbox.defines(n)]), remaining
+        )
+    except TimeoutError:
+        return None
+    missing: list[str] = []
+    for name in undefined:
+        arguments = {"pattern": rf"\b{re.escape(name)}\b", "-i": False, "head_limit": 1}
+        outcome = await run_tool(toolbox, "Grep", arguments, deadline, clock)
+        if outcome is None:
+            return None
+        if not outcome.is_error and outcome.text.startswith("No matches"):
+            missing.append(name)
+    return missing, len(undefined)
 
 
 async def check_here(

@@ -29,15 +29,17 @@ def format_trailer(
     context_pct: float,
     timed_out: bool = False,
     truncated: bool = False,
+    sources: int = 0,
 ) -> str:
     """`---\\n[live-memory] model=… latency=… tokens=…(in/out) tool_calls=… …`.
 
-    `truncated`: the answer stopped at its output cap (finish_reason `length`)."""
+    `truncated`: the answer stopped at its output cap (finish_reason `length`); `sources`:
+    how many files and line ranges the answer rests on (the result's structured part)."""
     line = (
         f"[live-memory] model={model} latency={latency_s:.2f}s "
         f"tokens={usage.input_tokens}/{usage.output_tokens}(in/out) "
         f"tool_calls={tool_calls} files_read={files_read} cost={format_cost(cost_usd)} "
-        f"context={context_pct:.0f}% cache={format_cache(usage)}"
+        f"context={context_pct:.0f}% cache={format_cache(usage)} sources={sources}"
     )
     if truncated:
         line += " truncated=true"

@@ -76,6 +76,9 @@ class Settings:
     """List vendored and generated directories (`node_modules`, `.venv`, `dist`…, see
     `live_memory.vendored`) in the tree, the tools, the index and the watcher (restart)."""
     passive_ingestion: bool = True
+    force_explore_when_cold: bool = True
+    """The cold guard: a first answer given before anything grounds it is checked against
+    the workspace (a forced tool call, or our own search) before it is trusted."""
     symbol_index: bool = True
     """Parse the workspace's source files into the structural index (restart to change)."""
     max_held_bytes: int = C.MAX_HELD_BYTES

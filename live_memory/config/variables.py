@@ -296,6 +296,7 @@ VARIABLES: Final[dict[str, Parser]] = {
     "file_globs": _globs,
     "include_vendored": _boolean,
     "passive_ingestion": _boolean,
+    "force_explore_when_cold": _boolean,
     "symbol_index": _boolean,
     "max_held_bytes": _integer(0, None),
     "watcher": _choice("off", "os"),

@@ -103,7 +103,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
                 plain.run(),
                 mcp_server.lifespan(mcp_server) as mcp_state,
             ):
-                app.state.mcp_single = SingleCall(mcp_server, mcp_state, ask=live.ask_text)
+                app.state.mcp_single = SingleCall(mcp_server, mcp_state, ask=live.ask)
                 await asyncio.to_thread(set_aside_startup_heap)  # ready: what lives on
                 try:
                     yield
@@ -198,7 +198,7 @@ def _json_app(scope: Scope, parsed: object, size: int) -> ASGIApp:
 def _reply_as_json(scope: Scope, parsed: object, service: LiveMemoryService) -> bool:
     accept = next((v for k, v in scope["headers"] if k == b"accept"), b"")
     answer_tokens = service.settings.max_answer_tokens  # the longest budget of any question
-    backstop = service.services.budget(answer_tokens).seconds + C.HARD_DEADLINE_MARGIN_S
+    backstop = service.services.budget(answer_tokens).waits_s + C.HARD_DEADLINE_MARGIN_S
     return reply_as_json(parsed, accept, backstop)
 
 

@@ -17,6 +17,7 @@ SDK's span would be missing). Anything else keeps the SDK's way.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -24,10 +25,12 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent
 from mcp_types.methods import serialize_server_result
 from opentelemetry import trace
+from pydantic import BaseModel, Field
 
 from live_memory.errors import LiveMemoryError
+from live_memory.workspace import Answer
 
-__all__ = ["ASK_TOOL", "AskCall", "ask_call", "ask_result"]
+__all__ = ["ASK_TOOL", "AskCall", "AskOutput", "ask_call", "ask_result", "ask_tool_result"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +41,33 @@ _UNTRACED = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
 
 AskCall = tuple[object, object, object]
 """question, cwd and max_answer_tokens, as sent."""
+
+
+class SourceItem(BaseModel):
+    path: str = Field(description="Workspace-relative path.")
+    start_line: int | None = Field(description="First line; null: the file as a whole.")
+    end_line: int | None
+    checked: bool = Field(description="The file exists and holds these lines (checked now).")
+    seen: bool = Field(description="Read this session; false: named but never read.")
+
+
+class AskOutput(BaseModel):
+    """The structured part of an answer: its text again, and the files and line ranges it
+    rests on. The text too, since a client may hand the model the structured part in place
+    of the text (Claude Code does: tests/e2e/test_readme_walkthrough.py)."""
+
+    text: str = Field(description="The answer followed by its trailer, as in the content.")
+    sources: list[SourceItem]
+
+
+def ask_tool_result(answer: Answer) -> CallToolResult:
+    """The tool's result for `answer`: its text (answer and trailer) and, beside it, the
+    text with its sources (`AskOutput`, the tool's output schema). Both ways build it here."""
+    sources = [dataclasses.asdict(s) for s in answer.sources]
+    return CallToolResult(
+        content=[TextContent(type="text", text=answer.text)],
+        structured_content={"text": answer.text, "sources": sources},
+    )
 
 
 def ask_call(params: object) -> AskCall | None:
@@ -58,12 +88,12 @@ def ask_call(params: object) -> AskCall | None:
 
 
 async def ask_result(
-    ask: Callable[[object, object, object], Awaitable[str]], call: AskCall, version: str
+    ask: Callable[[object, object, object], Awaitable[Answer]], call: AskCall, version: str
 ) -> dict[str, Any]:
     """Ask, and the `tools/call` result as the runner would send it: the answer, or the error
     as the tool reports it (`is_error`, in the SDK's words)."""
     try:
-        result = CallToolResult(content=[TextContent(type="text", text=await ask(*call))])
+        result = ask_tool_result(await ask(*call))
     except (LiveMemoryError, TimeoutError) as exc:
         text = f"Error executing tool {ASK_TOOL}: {exc}"
         logger.info("Tool %r failed: %r", ASK_TOOL, text)

@@ -42,6 +42,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from live_memory.gateway.mcp_direct_ask import ask_call, ask_result
+from live_memory.workspace import Answer
 
 __all__ = ["SingleCall", "single_call"]
 
@@ -103,7 +104,7 @@ class SingleCall:
         self,
         server: Server[Any],
         lifespan_state: Any,
-        ask: Callable[[object, object, object], Awaitable[str]] | None = None,
+        ask: Callable[[object, object, object], Awaitable[Answer]] | None = None,
     ) -> None:
         self.server = server
         self.lifespan_state = lifespan_state

@@ -28,7 +28,7 @@ from live_memory import __version__
 from live_memory.agent import QuestionProgress
 from live_memory.errors import LiveMemoryError
 from live_memory.gateway.ask_arguments import AnswerTokensParam, CwdParam, QuestionParam
-from live_memory.gateway.mcp_direct_ask import ASK_TOOL
+from live_memory.gateway.mcp_direct_ask import ASK_TOOL, AskOutput, ask_tool_result
 from live_memory.gateway.mcp_progress import report_progress
 from live_memory.gateway.service import LiveMemoryService
 
@@ -107,20 +107,19 @@ def build_mcp_server(service: LiveMemoryService) -> MCPServer:
         name=ASK_TOOL,  # the direct way (mcp_direct_ask) answers plain calls of this tool
         description=ASK_DESCRIPTION,
         annotations=_READ_ONLY,
-        structured_output=False,
     )
     async def ask_live_memory(
         question: QuestionParam,
         cwd: CwdParam,
         ctx: Context,
         max_answer_tokens: AnswerTokensParam = 0,
-    ) -> str:
+    ) -> Annotated[CallToolResult, AskOutput]:
         if progress_token_from_params(ctx.request_context.params) is None:
             # The client asked for no progress (no progressToken): every report would be
             # dropped, so run no reporter and let the loop write to no board (it woke this
             # event loop from the question's thread on each change).
             try:
-                return (await service.ask(question, cwd, max_answer_tokens)).text
+                return ask_tool_result(await service.ask(question, cwd, max_answer_tokens))
             except (LiveMemoryError, TimeoutError) as exc:
                 raise ToolError(str(exc)) from exc
         progress = QuestionProgress()
@@ -134,7 +133,7 @@ def build_mcp_server(service: LiveMemoryService) -> MCPServer:
             await asyncio.wait({task, reporter}, return_when=asyncio.FIRST_COMPLETED)
             if not task.done():  # the reporter failed (the client went away): so be it
                 reporter.result()
-            return (await task).text
+            return ask_tool_result(await task)
         except (LiveMemoryError, TimeoutError) as exc:
             raise ToolError(str(exc)) from exc
         finally:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -158,6 +159,7 @@ def build_routes(reload: Callable[[Request], Awaitable[dict[str, object]]]) -> l
                 "timed_out": answer.timed_out,
                 "stop_reason": answer.stop_reason,
                 "provider_s": round(answer.provider_s, 6),
+                "sources": [dataclasses.asdict(s) for s in answer.sources],
             }
         )
 

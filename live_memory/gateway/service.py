@@ -85,7 +85,9 @@ class LiveMemoryService(ServerSide):
         # The check stats the workspace directory on the loop: a hop to the blocking pool per
         # question delayed admission enough to reorder a burst (a full queue then 429'd fewer).
         text, where, tokens = self.check_ask(question, cwd, max_answer_tokens)
-        budget = self.services.budget(tokens).seconds  # a local server's: its measured speed
+        # The latest the answer may come: a local server's question plans its own budget
+        # from the prompt it sends, within this (answer_question).
+        budget = self.services.budget(tokens).waits_s
         reply: Future[Answer] = Future()
         self._asking.add(reply)
         reply.add_done_callback(self._asking.discard)
@@ -96,10 +98,6 @@ class LiveMemoryService(ServerSide):
             raise TimeoutError(
                 f"no answer within the hard backstop of {budget + C.HARD_DEADLINE_MARGIN_S:.0f} s"
             ) from None
-
-    async def ask_text(self, question: object, cwd: object, max_answer_tokens: object) -> str:
-        """`ask`'s answer text (what the MCP tool returns)."""
-        return (await self.ask(question, cwd, max_answer_tokens)).text
 
     async def drain_questions(self, timeout_s: float) -> int:
         """Shutdown, first step: admit no new question and wait (up to `timeout_s`) until the

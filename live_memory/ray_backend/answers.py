@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from live_memory.agent import Source
 from live_memory.config import constants as C
 from live_memory.providers import Usage
 from live_memory.regular_file import read_regular
@@ -75,6 +76,7 @@ class AnswerLog:
 def _answer(fields: Any) -> Answer | None:
     """An Answer back from its JSON form (None when it does not fit the current one)."""
     try:
-        return Answer(**{**fields, "usage": Usage(**fields["usage"])})
+        sources = tuple(Source(**s) for s in fields.get("sources", ()))
+        return Answer(**{**fields, "usage": Usage(**fields["usage"]), "sources": sources})
     except (TypeError, KeyError):
         return None

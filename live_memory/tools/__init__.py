@@ -9,7 +9,7 @@ hashing) are the only ways to open a workspace file. `list_workspace_files` and
 from __future__ import annotations
 
 from live_memory.tools.jail import UnreadableFile, resolve_in_root
-from live_memory.tools.outcome import FileRead, ToolOutcome
+from live_memory.tools.outcome import FileRead, Span, ToolOutcome
 from live_memory.tools.schema import TOOL_NAMES
 from live_memory.tools.symbols import SymbolSource
 from live_memory.tools.toolbox import Toolbox
@@ -23,6 +23,7 @@ from live_memory.tools.workspace_read import (
 __all__ = [
     "TOOL_NAMES",
     "FileRead",
+    "Span",
     "SymbolSource",
     "ToolOutcome",
     "Toolbox",

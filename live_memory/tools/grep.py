@@ -19,7 +19,7 @@ from live_memory.path_glob import PathGlob
 from live_memory.tools.arguments import BadToolArguments, ToolArgs, tool_glob
 from live_memory.tools.beneath import inside_root
 from live_memory.tools.jail import check_regular, open_files_in_root, open_in_root
-from live_memory.tools.outcome import ToolOutcome
+from live_memory.tools.outcome import Span, ToolOutcome
 from live_memory.tools.scope import Scope
 from live_memory.tools.text import decode_text
 
@@ -101,6 +101,7 @@ def run_grep(scope: Scope, args: ToolArgs, *, engine: GrepEngine) -> ToolOutcome
         case = "case-insensitive" if ignore_case else "case-sensitive"
         return ToolOutcome(text=f"No matches for {pattern!r} ({case}) in {where}.")
     total, complete, header, summary = len(found), True, "", ""
+    spans: tuple[Span, ...] = ()
     matched = sum(found.values())
     if mode == "content":
         rows = _rows(scope, engine, query, (found, numbered))
@@ -108,8 +109,10 @@ def run_grep(scope: Scope, args: ToolArgs, *, engine: GrepEngine) -> ToolOutcome
         cut = [t[:most] + "… [line cut]" * (len(t) > most) for t in texts]  # never half a secret
         lines = [f"{r}:{n}:{t}" for (r, n, _), t in zip(rows, cut, strict=True)]
         total, complete = matched, max(found.values()) <= limit
+        spans = tuple(Span(r, n, n) for r, n, _ in rows[:limit])
     else:  # only paths that still open inside the root (not through a raced link)
         lines = inside_root(str(scope.root), sorted(found), limit + 1)
+        spans = tuple(Span(rel, 0, 0) for rel in lines[:limit])  # named, no lines shown
         if mode == "count":
             lines = [f"{rel}:{found[rel]}" for rel in lines]
             summary = f"\n[{matched} matching lines in {total} files]"
@@ -119,7 +122,7 @@ def run_grep(scope: Scope, args: ToolArgs, *, engine: GrepEngine) -> ToolOutcome
         summary = _CAPPED.format(min(len(lines), limit), _UNITS[mode])
     elif total > limit:
         summary = _MORE.format(limit, total, _UNITS[mode])
-    return ToolOutcome(text=header + "\n".join(lines[:limit]) + summary)
+    return ToolOutcome(text=header + "\n".join(lines[:limit]) + summary, spans=spans)
 
 
 def _target(scope: Scope, path: str | None, glob: str | None) -> tuple[GrepTarget, str]:

@@ -10,7 +10,7 @@ from live_memory.config.constants import (
     READ_MAX_LINE_CHARS,
 )
 from live_memory.tools.arguments import ToolArgs
-from live_memory.tools.outcome import ToolOutcome
+from live_memory.tools.outcome import Span, ToolOutcome
 from live_memory.tools.scope import Scope
 from live_memory.tools.text import split_lines
 from live_memory.tools.workspace_read import read_workspace_text
@@ -49,7 +49,7 @@ def run_read(scope: Scope, args: ToolArgs) -> ToolOutcome:
     if offset > 1 or end < total:
         tail = f"; continue with offset={end + 1}" if end < total else ""
         body += f"\n[{rel}: lines {offset}-{end} of {total}{tail}]"
-    return ToolOutcome(text=body, reads=(read,))
+    return ToolOutcome(text=body, reads=(read,), spans=(Span(rel, offset, end),))
 
 
 def _cut(line: str) -> str:

@@ -8,7 +8,11 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from live_memory.config.constants import DEFAULT_SECRET_PATH_PATTERNS, TOOL_OUTPUT_MAX_CHARS
+from live_memory.config.constants import (
+    DEFAULT_SECRET_PATH_PATTERNS,
+    READ_MAX_FILE_BYTES,
+    TOOL_OUTPUT_MAX_CHARS,
+)
 from live_memory.errors import LiveMemoryError
 from live_memory.providers import ToolSpec
 from live_memory.tools.arguments import ToolArgs
@@ -23,6 +27,7 @@ from live_memory.tools.ripgrep import find_ripgrep, rg_numbers, rg_search
 from live_memory.tools.schema import TOOL_NAMES, TOOL_SPECS
 from live_memory.tools.scope import Scope
 from live_memory.tools.symbols import SymbolSource, run_find_symbol, run_outline
+from live_memory.tools.workspace_read import read_workspace_bytes
 
 __all__ = ["Toolbox"]
 
@@ -86,6 +91,26 @@ class Toolbox:
     def grep_engine(self) -> str:
         """'ripgrep' or 'python': which Grep implementation this toolbox uses."""
         return self._grep_engine
+
+    def line_count(self, path: str) -> tuple[str, int] | None:
+        """(workspace-relative path, lines) of a file the model could Read, through the jail;
+        None when it is missing, refused (outside, secret, out of scope) or unreadable."""
+        try:
+            data, read = read_workspace_bytes(
+                self._scope.root,
+                path,
+                max_bytes=READ_MAX_FILE_BYTES,
+                secret_patterns=self._scope.secret_patterns,
+            )
+            self._scope.require_visible(read.path, given=path)
+        except (LiveMemoryError, OSError):
+            return None
+        return read.path, data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
+
+    def defines(self, name: str) -> bool:
+        """Whether the structural index holds a definition named `name` (blocking: SQLite;
+        False without an index)."""
+        return self._symbols is not None and bool(self._symbols.symbol_lines(name, None, 1))
 
     @staticmethod
     def specs() -> tuple[ToolSpec, ...]:

@@ -13,18 +13,14 @@ survive a restart or a passivation.
 from __future__ import annotations
 
 import itertools
-import re
-from collections.abc import Container, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from live_memory.agent import cited_paths
 from live_memory.config import constants as C
 
 __all__ = ["Citations", "Note", "cited_paths"]
-
-# A relative path as answers write them: `src/app.py`, `src/app.py:12`, `./README.md`.
-_PATH = re.compile(r"(?<![\w/.-])(?:\./)?((?:[\w@+-][\w.@+-]*/)*[\w@+-][\w.@+-]*\.[A-Za-z0-9]+)")
-_TEXT_SCAN_MAX_CHARS = 64 * 1024  # an answer's text scanned for paths (answers are capped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,19 +28,6 @@ class Note:
     """A line for the next observation delta (logged so a concurrent commit keeps it)."""
 
     text: str
-
-
-def cited_paths(text: str, known: Container[str], limit: int) -> list[str]:
-    """Workspace paths `text` names: those the window knows, and any written with a
-    directory (`pkg/mod.py`); at most `limit`, in order of first mention."""
-    found: dict[str, None] = {}
-    for match in _PATH.finditer(text, 0, _TEXT_SCAN_MAX_CHARS):
-        path = match.group(1).rstrip(".")
-        if path in known or ("/" in path and ".." not in path.split("/")):
-            found[path] = None
-            if len(found) >= limit:
-                break
-    return list(found)
 
 
 @dataclass(slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from live_memory.agent import Source
 from live_memory.providers import Usage
 
 __all__ = ["Answer", "EventKind", "FileEvent", "NotifyOutcome", "Question"]
@@ -50,6 +51,8 @@ class Answer:
     timed_out: bool
     stop_reason: str
     provider_s: float = 0.0
+    sources: tuple[Source, ...] = ()
+    """The files and line ranges the answer rests on, checked when it was given."""
 
 
 @dataclass(frozen=True, slots=True)

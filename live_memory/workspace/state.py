@@ -52,6 +52,7 @@ def answer_of(outcome: QuestionOutcome) -> Answer:
         timed_out=loop.timed_out,
         stop_reason=loop.stop_reason,
         provider_s=loop.provider_s,
+        sources=outcome.sources,
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from live_memory.agent import SpeedBoard, question_budget
+from live_memory.agent import Budget, SpeedBoard, question_budget
 from live_memory.agent.endpoint_speed import SpeedMeter
 from live_memory.config import constants as C
 from live_memory.providers import CallTimings
@@ -61,6 +61,34 @@ def test_the_budget_follows_the_measured_speed_within_the_mcp_timeout() -> None:
         meter.observe_question(2)
     warm = _budget(meter)
     assert 60.0 <= warm < 100.0
+
+
+def test_a_local_budget_covers_one_full_prefill_of_the_prompt_about_to_be_sent() -> None:
+    """Warm follow-ups teach a few hundred tokens a call; the first question after a new
+    file re-evaluates thousands (issue 33: 3.1k tokens at 28-55 tokens/s ran out)."""
+    meter = SpeedMeter()
+    for _ in range(8):
+        meter.observe_call(WARM)  # 25 tokens/s prefill, 5 tokens/s generation
+        meter.observe_question(1)
+    snap = meter.snapshot()
+    assert snap.prefill_tps is not None and snap.generate_tps is not None
+
+    def budget(local: bool, prompt_tokens: int | None = None) -> Budget:
+        return question_budget(
+            snap,
+            local=local,
+            answer_tokens=256,
+            default_s=30.0,
+            explicit=False,
+            mcp_timeout_s=600.0,
+            prompt_tokens=prompt_tokens,
+        )
+
+    planned, sent = budget(True), budget(True, 3100)
+    full = 3100 / snap.prefill_tps + C.MIN_ANSWER_TOKENS / snap.generate_tps
+    assert planned.seconds < full <= sent.seconds <= sent.waits_s == 580.0
+    remote = budget(False, 3100)
+    assert remote.seconds == remote.waits_s == 30.0  # a cloud endpoint keeps its default
 
 
 def test_a_fast_gpu_server_keeps_the_default_floor() -> None:

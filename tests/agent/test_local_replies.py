@@ -112,6 +112,17 @@ def test_prose_about_search_results_is_an_answer_not_invented_output() -> None:
     assert judge_reply(text, SPECS).kind == "answer"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[best-effort answer: the time budget ran out before a complete answer]\nNo findings",
+        "[no answer: the local model replied with nothing instead of an answer]",
+    ],
+)
+def test_a_copy_of_a_server_notice_is_no_answer(text: str) -> None:
+    assert judge_reply(text, SPECS).kind == "imitation"
+
+
 def test_search_terms_come_from_the_question_first_then_the_answer() -> None:
     assert search_terms("Where is `echo` defined?", "It is `click.utils.echo`.") == ["echo"]
     assert search_terms("Which class parses options?", FIRST) == ["OptionParser"]

@@ -10,7 +10,7 @@ from live_memory.providers.types import Usage
 PATTERN = re.compile(
     r"---\n\[live-memory\] model=\S+ latency=\d+\.\d{2}s tokens=\d+/\d+\(in/out\) "
     r"tool_calls=\d+ files_read=\d+ cost=(\$\d+\.\d{4}|n/a\(subscription\)) context=\d+% "
-    r"cache=(\d+%|unknown)( truncated=true)?( timed_out=true)?"
+    r"cache=(\d+%|unknown) sources=\d+( truncated=true)?( timed_out=true)?"
 )
 
 
@@ -23,10 +23,11 @@ def test_trailer_has_the_exact_documented_format() -> None:
         files_read=3,
         cost_usd=0.0123456,
         context_pct=41.6,
+        sources=5,
     )
     assert text == (
         "---\n[live-memory] model=claude-haiku-4-5 latency=3.14s tokens=12345/678(in/out) "
-        "tool_calls=4 files_read=3 cost=$0.0123 context=42% cache=73%"
+        "tool_calls=4 files_read=3 cost=$0.0123 context=42% cache=73% sources=5"
     )
     assert PATTERN.fullmatch(text)
 
@@ -43,7 +44,7 @@ def test_unmetered_cost_reads_as_subscription() -> None:
     )
     assert text == (
         "---\n[live-memory] model=m latency=0.00s tokens=0/0(in/out) tool_calls=0 files_read=0 "
-        "cost=n/a(subscription) context=0% cache=0%"
+        "cost=n/a(subscription) context=0% cache=0% sources=0"
     )
     assert PATTERN.fullmatch(text)
 
@@ -59,7 +60,7 @@ def test_a_timed_out_answer_says_so_at_the_end_of_the_line() -> None:
         context_pct=99.6,
         timed_out=True,
     )
-    assert text.endswith("cost=$0.0000 context=100% cache=0% timed_out=true")
+    assert text.endswith("cost=$0.0000 context=100% cache=0% sources=0 timed_out=true")
     assert PATTERN.match(text)
     assert text.count("\n") == 1
 
@@ -82,7 +83,7 @@ def test_cache_reuse_nobody_reported_reads_unknown_not_zero() -> None:
         cost_usd=0.0,
         context_pct=9.0,
     )
-    assert text.endswith("context=9% cache=unknown")
+    assert text.endswith("context=9% cache=unknown sources=0")
     assert PATTERN.fullmatch(text)
 
 
@@ -103,5 +104,5 @@ def test_an_answer_cut_at_its_output_cap_says_truncated() -> None:
         truncated=True,
         timed_out=True,
     )
-    assert text.endswith("cache=0% truncated=true timed_out=true")
+    assert text.endswith("cache=0% sources=0 truncated=true timed_out=true")
     assert PATTERN.fullmatch(text)

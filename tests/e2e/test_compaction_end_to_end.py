@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -101,3 +102,77 @@ def test_prompt_too_long_is_recovered_by_compact_and_retry(
         stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
     assert answer["answer"] == "recovered"
     assert stats["compactions"] == 1
+
+
+HISTORY_FACT = "[behaviour] tokenize() in src/parser.py splits its text on whitespace."
+PARSER = "def tokenize(text):\n    return text.split()\n"
+
+
+def _folding_responder(recorded: Recorded) -> Reply:
+    if _is_summary(recorded):  # a fold of old questions, or a distillation of held files
+        folding = "Question:" in json.dumps(recorded.body["messages"])
+        return Text(HISTORY_FACT if folding else "[docs] The docs come in four parts.")
+    return Text(f"tokenize() is in src/parser.py. {'a long answer ' * 220}")
+
+
+def _compact_again(server: RunningServer, repo: Path) -> None:
+    for i in range(20):
+        _ask(server, repo, f"Later question {i}?")
+        stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+        if stats["compactions"] >= 2:
+            return
+    raise AssertionError("no second compaction")
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _stale(server: RunningServer, repo: Path) -> tuple[int, int]:
+    stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+    return stats["ledger_stale_facts"], stats["knowledge"]["store"]["demoted"]
+
+
+@pytest.mark.parametrize("restart", [False, True], ids=["in-session", "after-restart"])
+def test_facts_folded_under_pressure_carry_sources_and_are_demoted_when_their_file_changes(
+    fake: FakeProvider, repo: Path, tmp_path: Path, restart: bool
+) -> None:
+    """The history is folded after the files' entries were evicted for room: the fold must
+    still know the files the questions read, or its facts cite nothing and never go stale."""
+    (repo / "src" / "parser.py").write_text(PARSER, encoding="utf-8")
+    fake.responder = _folding_responder
+    env = provider_env(fake, "anthropic") | {"LIVE_MEMORY_MAX_CONTEXT_TOKENS": str(MAX_TOKENS)}
+    change = {"cwd": str(repo), "events": [{"path": "src/parser.py", "kind": "change"}]}
+    with AppServer(tmp_path / "data", env) as server:
+        ensure_workspace(server.url, repo)
+        read = {"path": "src/parser.py", "kind": "read", "content": PARSER}
+        loopback.post(
+            f"{server.url}/notify", json={"cwd": str(repo), "events": [read]}
+        ).raise_for_status()
+        for i in range(20):
+            _ask(server, repo, f"Question {i}: how is input tokenized?")
+            stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
+            if stats["compactions"]:
+                break
+        assert stats["compactions"] == 1
+        facts = server.request("GET", "/api/export", params={"cwd": str(repo)}).json()["facts"]
+        folded = [f for f in facts if "splits its text" in f["text"]]
+        assert folded, facts
+        assert all(["src/parser.py", _sha(PARSER)] in f["sources"] for f in folded), facts
+        assert _stale(server, repo) == (0, 0)
+        if not restart:
+            (repo / "src" / "parser.py").write_text(PARSER + "# edited\n", encoding="utf-8")
+            loopback.post(f"{server.url}/notify", json=change).raise_for_status()
+            assert _stale(server, repo)[0] >= 1
+            _compact_again(server, repo)  # the store learns it: the fact stays demoted
+            assert _stale(server, repo)[1] >= 1
+            facts = server.request("GET", "/api/export", params={"cwd": str(repo)}).json()
+            assert all(f["stale"] for f in facts["facts"] if "splits its text" in f["text"])
+    if restart:
+        with AppServer(tmp_path / "data", env) as server:
+            _ask(server, repo, "Anything new?")  # loads the workspace from its snapshot
+            (repo / "src" / "parser.py").write_text(PARSER + "# edited\n", encoding="utf-8")
+            loopback.post(f"{server.url}/notify", json=change).raise_for_status()
+            assert _stale(server, repo)[0] >= 1
+            _compact_again(server, repo)  # the store learns it: the fact stays demoted
+            assert _stale(server, repo)[1] >= 1

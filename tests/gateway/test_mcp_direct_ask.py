@@ -15,10 +15,13 @@ import orjson
 import pytest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from live_memory.agent import Source
 from live_memory.errors import InputError
 from live_memory.gateway.mcp_direct_ask import ask_call
 from live_memory.gateway.mcp_single_call import SingleCall
 from live_memory.gateway.mcp_tools import build_mcp_server
+
+SOURCES = (Source("src/app.py", 3, 9, True, True), Source("lib/x.py", None, None, False, False))
 
 
 class _Service:
@@ -36,11 +39,11 @@ class _Service:
         self.asked.append((question, cwd, tokens))
         if isinstance(self.outcome, BaseException):
             raise self.outcome
-        return SimpleNamespace(text=self.outcome)
+        return SimpleNamespace(text=self.outcome, sources=SOURCES)
 
-    async def ask_text(self, question: object, cwd: object, tokens: object) -> str:
+    async def ask_direct(self, question: object, cwd: object, tokens: object) -> object:
         self.direct += 1  # the direct way's entry; the tool calls `ask`
-        return str((await self.ask(question, cwd, tokens)).text)
+        return await self.ask(question, cwd, tokens)
 
 
 async def _answer(single: SingleCall, message: dict[str, Any], version: str) -> bytes:
@@ -76,7 +79,7 @@ def _both_ways(
                 "method": "tools/call",
                 "params": {"name": "ask_live_memory", "arguments": arguments},
             }
-            direct_way = SingleCall(server, state, ask=service.ask_text)
+            direct_way = SingleCall(server, state, ask=service.ask_direct)  # type: ignore[arg-type]
             direct = await _answer(direct_way, message, version)
             assert service.direct == 1
             runner = await _answer(SingleCall(server, state), message, version)
@@ -115,6 +118,16 @@ def test_the_direct_way_gives_the_runners_bytes(
         assert "secret" not in direct.decode()
         assert result["content"][0]["text"] == "Error executing tool ask_live_memory"
     assert result["isError"] is isinstance(outcome, BaseException)
+    if not isinstance(outcome, BaseException):  # the sources beside the text, both ways
+        assert result["structuredContent"]["sources"][0] == {
+            "path": "src/app.py",
+            "start_line": 3,
+            "end_line": 9,
+            "checked": True,
+            "seen": True,
+        }
+        assert len(result["structuredContent"]["sources"]) == 2
+        assert result["structuredContent"]["text"] == outcome
 
 
 @pytest.mark.parametrize(

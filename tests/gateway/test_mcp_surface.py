@@ -80,6 +80,8 @@ def test_the_server_advertises_its_version_and_only_the_capabilities_it_has(
     assert all(spec.get("default", 0) is not None for spec in schema["properties"].values())
     assert schema["properties"]["question"]["type"] == "string"
     assert "ABSOLUTE" in schema["properties"]["cwd"]["description"]
+    output = tool.output_schema  # the answer's sources, beside its text
+    assert output is not None and sorted(output["required"]) == ["sources", "text"]
 
 
 def _published_bounds(url: str) -> tuple[int, int]:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from live_memory.actors import Ask, DrainTranscripts, FileEvent, GetStats, ImportFacts, Notify
+from live_memory.agent import Source
 from live_memory.config import constants as C
 from live_memory.config import load_settings
 from live_memory.errors import ConfigError, NoCheckoutNode
@@ -156,4 +157,5 @@ def test_the_answer_log_keeps_the_last_keys_and_outlives_its_process(tmp_path: P
 
 def _answer(text: str) -> Answer:
     usage = Usage(input_tokens=10, output_tokens=3)
-    return Answer(text, text, "m", 0.1, usage, 0, 0, 0.001, 1.0, False, "answered")
+    sources = (Source("src/app.py", 1, 2, True, True),)
+    return Answer(text, text, "m", 0.1, usage, 0, 0, 0.001, 1.0, False, "answered", 0.0, sources)

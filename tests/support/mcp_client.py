@@ -7,8 +7,9 @@ from typing import Any
 
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
 
-__all__ = ["abandon_tool_call", "call_tool", "list_tools"]
+__all__ = ["abandon_tool_call", "call_tool", "call_tool_result", "list_tools"]
 
 
 async def _session_call(url: str, name: str | None, arguments: dict[str, Any]) -> Any:
@@ -26,6 +27,13 @@ def call_tool(url: str, name: str, arguments: dict[str, Any]) -> tuple[bool, str
     """(is_error, text) of one tool call made by the real mcp client."""
     result = asyncio.run(_session_call(url, name, arguments))
     return bool(result.is_error), "".join(getattr(c, "text", "") for c in result.content)
+
+
+def call_tool_result(url: str, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    """The whole result of one tool call (structured content included), as the real mcp
+    client received and validated it against the tool's output schema."""
+    result: CallToolResult = asyncio.run(_session_call(url, name, arguments))
+    return result
 
 
 def list_tools(url: str) -> list[Any]:
