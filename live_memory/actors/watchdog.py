@@ -1,13 +1,15 @@
 """WatchdogActor: one OS file watcher for the process, feeding workspace actors.
 
-It keeps one inotify instance (`live_memory.watchers.InotifySource`) and places one watch per
-directory it decides to watch: never inside `.git` or an ignored tree, within a per-root and
-a total budget. Debouncing, ignore rules, storms and HEAD moves (`live_memory.watchers`) run
-here; settled changes leave as `Route(root, Notify(...))` to the gateway, like a FileChanged
-hook, and storms as one `Route(root, Revalidate())`, as is the moment a root's watches are
-in place (what changed before was seen by no one). A root that does not fit its budget
-releases what it placed and is "polled": every WATCH_FALLBACK_POLL_S its workspace re-checks
-the files its window holds, which costs what the window holds, not what the repository does.
+It keeps one `watchdog` observer (`live_memory.watchers.OsWatch`: inotify, FSEvents or the
+Windows API) and decides what it watches: with inotify, one recursive watch per subtree free of
+ignored directories and a watch of its own entries for a directory above one, so `.git` and
+ignored trees are never watched, within a per-root and a total budget. Debouncing, ignore
+rules, storms and HEAD moves (`live_memory.watchers`) run here; settled changes leave as
+`Route(root, Notify(...))` to the gateway, like a FileChanged hook, and storms as one
+`Route(root, Revalidate())`, as is the moment a root's watches are in place (what changed
+before was seen by no one). A root that does not fit its budget releases what it placed and is
+"polled": every WATCH_FALLBACK_POLL_S its workspace re-checks the files its window holds, which
+costs what the window holds, not what the repository does.
 
 The actor publishes its status on a `WatcherBoard` after every change, so `/health` reads it
 without waiting on the actor (which may be walking a large tree or flushing a storm).
@@ -37,12 +39,12 @@ from live_memory.config import Settings
 from live_memory.config import constants as C
 from live_memory.watchers import (
     Flushed,
-    InotifySource,
-    RawEvent,
+    OsWatch,
     WatchedRoot,
     WatcherBoard,
     WatchTable,
     effective_total_budget,
+    native_observer,
     place_watches,
     watch_git_dirs,
 )
@@ -53,10 +55,8 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
-class _Batch:
-    """What one inotify read returned (sent by the reader thread)."""
-
-    events: tuple[RawEvent, ...]
+class _Drain:
+    """Events wait in the observer's inbox (sent when it stops being empty)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,7 @@ class WatchdogActor(Actor):
 
     Started as `system.start(WatchdogActor, gateway=ref, settings=settings, board=board)`.
     Handles `WatchRoot` (idempotent), `UnwatchRoot` and `GetWatcherStatus`. `force_polling`
-    skips inotify; `max_per_root` / `max_total` override the settings' budgets (tests use
+    skips the OS watcher; `max_per_root` / `max_total` override the settings' budgets (tests use
     them to exhaust a small limit).
     """
 
@@ -108,32 +108,31 @@ class WatchdogActor(Actor):
         self._poll_interval_s = poll_interval_s
         self._storm_paths = storm_paths
         self._roots: dict[str, WatchedEntry] = {}
-        self._source: InotifySource | None = None
+        self._source: OsWatch | None = None
         self._polling_armed = False
         self.degraded_reason: str | None = None
         self._timer: threading.Timer | None = None
 
     def started(self) -> None:
-        if self.settings.watcher != "off" and not self.force_polling:
+        native = native_observer()
+        if self.settings.watcher != "off" and not self.force_polling and native is not None:
             ref = self.actor_ref
 
-            def deliver(events: list[RawEvent]) -> None:
+            def wake() -> None:
                 try:
-                    ref.tell(_Batch(tuple(events)))
+                    ref.tell(_Drain())
                 except ActorDeadError:
-                    logger.debug("watchdog actor gone; %d inotify events dropped", len(events))
+                    logger.debug("watchdog actor gone; file events dropped")
 
-            try:
-                self._source = InotifySource(deliver)
-            except OSError as exc:  # EMFILE: no inotify instance left for this user
-                self.degraded_reason = f"inotify unavailable ({exc}); roots are polled"
-                logger.warning("%s", self.degraded_reason)
+            self._source = OsWatch(*native, wake)
+        elif self.settings.watcher != "off" and not self.force_polling:
+            self.degraded_reason = "no OS file watcher on this platform; roots are polled"
         self._publish()
 
     def handle(self, message: Any) -> None:
         match message:
-            case _Batch():
-                self._events(message.events)
+            case _Drain():
+                self._events()
             case _Flush():
                 self._timer = None
                 self._flush()
@@ -152,7 +151,7 @@ class WatchdogActor(Actor):
         if self.settings.watcher == "off":
             mode = "off"
         else:
-            mode = "polling" if self._source is None else "inotify"
+            mode = "polling" if self._source is None else self._source.mode
         return watcher_status(mode, self.degraded_reason, self._roots, self.table)
 
     def _publish(self) -> None:
@@ -174,19 +173,19 @@ class WatchdogActor(Actor):
         )
         entry = self._roots[root] = WatchedEntry(state)
         if self._source is None:
-            self._poll_root(root, entry, "has no inotify (polling its window's files)")
+            self._poll_root(root, entry, "has no OS watcher (polling its window's files)")
         else:
             failure = place_watches(self._source, self.table, root, state, "", report=False)
             if failure is not None:
-                for wd in self.table.release_root(root):
-                    self._source.remove(wd)  # a root that does not fit keeps nothing
+                for key in self.table.release_root(root):
+                    self._source.remove(key)  # a root that does not fit keeps nothing
                 self._poll_root(root, entry, failure)
         if self._source is not None:
             watch_git_dirs(self._source, self.table, root, state, entry.meta)
         if entry.polled_because is None:
             self._route_message(root, Revalidate(files=True, watches_placed=True))
-        mode = "polled" if entry.polled_because else "inotify"
-        logger.info("watching %s (%s, %d watches)", root, mode, self.table.used_by(root))
+        how = entry.polled_because or f"{self.table.used_by(root)} directories watched"
+        logger.info("watching %s (%s)", root, how)
         self._publish()
 
     def _poll_root(self, root: str, entry: WatchedEntry, why: str) -> None:
@@ -201,15 +200,22 @@ class WatchdogActor(Actor):
     def _unwatch(self, root: str) -> None:
         if self._roots.pop(root, None) is None:
             return
-        for wd in self.table.release_root(root):
+        for key in self.table.release_root(root):
             if self._source is not None:
-                self._source.remove(wd)
+                self._source.remove(key)
         logger.info("stopped watching %s", root)
         self._publish()
 
     # --- events -------------------------------------------------------------------------
-    def _events(self, events: tuple[RawEvent, ...]) -> None:
-        for root, starts in rescans_for(events, self._roots, self.table, time.monotonic()).items():
+    def _events(self) -> None:
+        if self._source is None:
+            return
+        events, lost = self._source.drain()
+        now = time.monotonic()
+        rescans = rescans_for(
+            events, lost, roots=self._roots, table=self.table, watch=self._source, now=now
+        )
+        for root, starts in rescans.items():
             self._rescan(root, starts)
         self._arm_if_pending()
 
@@ -230,8 +236,8 @@ class WatchdogActor(Actor):
             if failure is not None:
                 break
         if failure is not None:
-            for wd in self.table.release_root(root, meta_too=False):
-                self._source.remove(wd)
+            for key in self.table.release_root(root, meta_too=False):
+                self._source.remove(key)
             self._poll_root(root, entry, failure)
         if self.table.used_by(root) != before:
             # A nested repository may have appeared.
