@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from watchdog.events import DirDeletedEvent, DirMovedEvent, FileSystemEvent
 
-from live_memory.watchers import Key, OsWatch, WatchedRoot, WatchTable, record_event
+from live_memory.watchers import Key, OsWatch, Owner, WatchedRoot, WatchTable, record_event
 
 __all__ = ["WatchedEntry", "rescans_for", "watcher_status"]
 
@@ -43,20 +43,27 @@ def rescans_for(
             overflowed.state.overflowed(now)
             rescan.setdefault(root, set()).add("")
     for key, event in events:
-        for owner in list(table.owners(key)):
+        owners = set(table.owners(key))  # a copy: releasing a watch empties its set
+        if owners and isinstance(event, (DirDeletedEvent, DirMovedEvent)):
+            # Its watches (and those below it) watch nothing any more.
+            gone = os.fsdecode(event.src_path)
+            table.drop_dir(key, gone)
+            for root in {o.root for o in owners if o.repo is None}:
+                for freed in table.release_under(root, gone):
+                    watch.remove(freed)
+        for owner in list(owners or _by_path(os.fsdecode(event.src_path), roots)):
             entry = roots.get(owner.root)
             if entry is None:
                 continue
-            if owner.repo is None and isinstance(event, (DirDeletedEvent, DirMovedEvent)):
-                # Its watches (and those below it) watch nothing any more.
-                gone = os.fsdecode(event.src_path)
-                table.drop_dir(key, gone)
-                for freed in table.release_under(owner.root, gone):
-                    watch.remove(freed)
             start = record_event(entry.state, owner, event, now)
             if start is not None:
                 rescan.setdefault(owner.root, set()).add(start)
     return rescan
+
+
+def _by_path(path: str, roots: dict[str, WatchedEntry]) -> set[Owner]:
+    """The roots holding `path`, for an event of a watch removed since it was seen."""
+    return {Owner(root, "") for root in roots if path.startswith(root.rstrip(os.sep) + os.sep)}
 
 
 def watcher_status(

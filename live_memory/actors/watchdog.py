@@ -229,9 +229,13 @@ class WatchdogActor(Actor):
         entry.state.rescan_due = False
         before = self.table.used_by(root)
         failure = None
-        for start in sorted({""} if "" in starts else starts):
-            if start and entry.state.repos.ignored(start, is_dir=True):
-                continue
+        for rel in sorted({""} if "" in starts else starts):
+            start = rel
+            if rel and entry.state.repos.ignored(rel, is_dir=True):
+                start = rel.rpartition("/")[0]
+                above = self.table.covering(root, os.path.join(root, start) if start else root)
+                if above is None or not above[1]:
+                    continue  # not watched, as it should be; else a recursive watch above must
             failure = place_watches(self._source, self.table, root, entry.state, start, report=True)
             if failure is not None:
                 break

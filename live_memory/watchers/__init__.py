@@ -14,7 +14,7 @@ from live_memory.watchers.os_watch import Key, OsWatch, native_observer
 from live_memory.watchers.path_filter import HEAD_MARKER, PathFilter
 from live_memory.watchers.placement import place_watches, record_event, watch_git_dirs
 from live_memory.watchers.revalidate import revalidation_events
-from live_memory.watchers.watch_table import WatchTable, effective_total_budget
+from live_memory.watchers.watch_table import Owner, WatchTable, effective_total_budget
 from live_memory.watchers.watched_root import Flushed, RawKind, WatchedRoot
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "HeadTracker",
     "Key",
     "OsWatch",
+    "Owner",
     "PathFilter",
     "RawKind",
     "WatchTable",

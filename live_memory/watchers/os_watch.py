@@ -144,10 +144,11 @@ class OsWatch:
             inbox, self._inbox = self._inbox, []
             lost, self._lost = self._lost, False
             self._woken = False
+        # A directory deleted and re-created under the same path has a new watch: events of
+        # the old one (its deletion) must not touch the new one's bookkeeping. Those of a
+        # watch merely removed since (split, released) still tell what happened.
         current = self._watches
-        # A directory deleted and re-created under the same path has a new watch: events
-        # of the old one (its deletion) must not touch the new one's bookkeeping.
-        return [(h.key, e) for h, e in inbox if h.key in current and current[h.key][1] is h], lost
+        return [(h.key, e) for h, e in inbox if current.get(h.key, (None, h))[1] is h], lost
 
     def close(self) -> None:
         self._observer.stop()

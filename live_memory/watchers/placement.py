@@ -116,14 +116,17 @@ def place_watches(
         return f"needs more than {table.per_root} watches (LIVE_MEMORY_WATCH_MAX_PER_ROOT)"
     order, own = plan
     enclosing = table.covering(root, start_path)
-    if start and enclosing is not None and enclosing[1] and enclosing[0] != start_path and own:
+    if enclosing is not None and enclosing[1] and own:
         # Something not to watch appeared inside a recursive watch (a new node_modules/),
-        # which watchdog extended to it: split that watch like any tree holding one.
-        for key in table.release(root, [enclosing]):
+        # which watchdog extended to it: split that watch like any tree holding one. It goes
+        # once its replacements are in place, so nothing goes unwatched and nothing is
+        # to report.
+        freed = table.release(root, [enclosing])
+        start = state.filter.relative(enclosing[0]) or ""
+        why = place_watches(watch, table, root, state, start, report=False)
+        for key in freed:
             watch.remove(key)
-        return place_watches(
-            watch, table, root, state, state.filter.relative(enclosing[0]) or "", report=report
-        )
+        return why
     recursive_above: dict[str, Key] = {}  # the recursive watch each walked directory is under
     for rel in order:
         path = os.path.join(root, rel) if rel else root
