@@ -47,9 +47,10 @@ def rescans_for(
         if owners and isinstance(event, (DirDeletedEvent, DirMovedEvent)):
             # Its watches (and those below it) watch nothing any more.
             gone = os.fsdecode(event.src_path)
-            table.drop_dir(key, gone)
+            if gone != key[0]:
+                table.dirs(key).discard(gone)
             for root in {o.root for o in owners if o.repo is None}:
-                for freed in table.release_under(root, gone):
+                for freed in table.release_root(root, under=gone):
                     watch.remove(freed)
         for owner in list(owners or _by_path(os.fsdecode(event.src_path), roots)):
             entry = roots.get(owner.root)

@@ -90,14 +90,12 @@ class _Handler(FileSystemEventHandler):
 
 
 class OsWatch:
-    """One observer for the process; `per_directory` when every watched directory costs a
-    kernel watch (inotify), so the caller chooses which directories to watch."""
+    """One observer for the process, its scheduled watches and their events' inbox."""
 
     def __init__(self, observer: BaseObserver, mode: str, wake: Callable[[], None]) -> None:
         if sys.version_info < (3, 12):
             sys.setrecursionlimit(max(sys.getrecursionlimit(), _WALK_RECURSION_LIMIT))
         self.mode = mode
-        self.per_directory = mode == "inotify"
         self._wake = wake
         self._observer = observer
         self._observer.start()

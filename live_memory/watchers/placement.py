@@ -1,13 +1,10 @@
-"""Placing a root's OS watches and reading their events (driven by the watchdog actor).
+"""Placing a root's watches and reading their events (driven by the watchdog actor).
 
-With inotify every watched directory costs a kernel watch, and watchdog has no way to leave a
-directory out of a recursive watch, so the walk decides: a subtree that holds no ignored
-directory and no `.git` gets one recursive watch, a directory above one of those a watch of
-its own entries only (never `.git`, a symlink or an ignored tree), all within the budgets.
-FSEvents and the Windows API watch a whole tree for the price of one: the root gets one
-recursive watch and the ignored paths are dropped as their events come. The git metadata
-directories of each repository get a watch too, for HEAD moves, even when they live outside
-the work tree (worktrees, submodules).
+watchdog cannot leave a directory out of a recursive watch, and inotify pays a kernel watch per
+directory, so the walk decides: a subtree that holds no ignored directory and no `.git` gets
+one recursive watch, a directory above one a watch of its own entries only (never `.git`, a
+symlink or an ignored tree), within the budgets. The git metadata directories of each
+repository get a watch too, for HEAD moves, even outside the work tree (worktrees, submodules).
 """
 
 from __future__ import annotations
@@ -16,17 +13,9 @@ import errno
 import logging
 import os
 import time
+from typing import cast
 
-from watchdog.events import (
-    DirCreatedEvent,
-    DirDeletedEvent,
-    DirMovedEvent,
-    FileCreatedEvent,
-    FileDeletedEvent,
-    FileModifiedEvent,
-    FileMovedEvent,
-    FileSystemEvent,
-)
+from watchdog.events import FileSystemEvent
 
 from live_memory.watchers.os_watch import Key, OsWatch
 from live_memory.watchers.watch_table import Owner, WatchTable
@@ -39,15 +28,9 @@ logger = logging.getLogger(__name__)
 _LIMIT_ERRNOS = frozenset({errno.ENOSPC, errno.EMFILE, errno.ENFILE})
 HEAD_NAMES = frozenset({"HEAD", "HEAD.lock", "packed-refs", "packed-refs.lock", "ORIG_HEAD"})
 """Entries of a git metadata directory whose change can mean HEAD moved."""
-WATCH_RECURSIVE_MAX_HEIGHT = 64  # a deeper subtree is watched one directory at a time: watchdog's
+WATCH_RECURSIVE_MAX_HEIGHT = 64  # deeper trees are watched a directory at a time: watchdog's
 # bookkeeping of a recursive watch costs time quadratic in its depth
 WATCH_MAX_SCHEDULED = 4_096  # watchdog runs one thread (~22 KB) per scheduled watch
-_FILE_KINDS: dict[type[FileSystemEvent], RawKind] = {
-    FileCreatedEvent: "created",
-    FileModifiedEvent: "modified",
-    FileDeletedEvent: "deleted",
-    FileMovedEvent: "moved",
-}
 
 
 def _schedule(watch: OsWatch, table: WatchTable, owner: Owner, path: str, recursive: bool) -> str:
@@ -90,43 +73,29 @@ def _plan(state: WatchedRoot, start: str, limit: int) -> tuple[list[str], set[st
 
 
 def place_watches(
-    watch: OsWatch,
-    table: WatchTable,
-    root: str,
-    state: WatchedRoot,
-    start: str,
-    *,
-    report: bool,
+    watch: OsWatch, table: WatchTable, root: str, state: WatchedRoot, start: str, *, report: bool
 ) -> str | None:
     """Watch every directory below `start` not watched yet; why it failed, or None. With
     `report`, the files found in newly watched directories are recorded as created (they
     appeared before their directory had a watch)."""
     now = time.monotonic()
-    start_path = os.path.join(root, start) if start else root
-    if not watch.per_directory:
-        if table.covering(root, root) is None:
-            failure = _schedule(watch, table, Owner(root, ""), root, recursive=True)
-            if failure:
-                return failure
-        if report and start:
-            state.found_directory(start_path, now)
-        return None
     plan = _plan(state, start, table.per_root + 1)
     if plan is None:
         return f"needs more than {table.per_root} watches (LIVE_MEMORY_WATCH_MAX_PER_ROOT)"
     order, own = plan
-    enclosing = table.covering(root, start_path)
+    enclosing = table.covering(root, os.path.join(root, start) if start else root)
     if enclosing is not None and enclosing[1] and own:
         # Something not to watch appeared inside a recursive watch (a new node_modules/),
         # which watchdog extended to it: split that watch like any tree holding one. It goes
-        # once its replacements are in place, so nothing goes unwatched and nothing is
-        # to report.
+        # once its replacements are in place: nothing goes unwatched, nothing is to report.
         freed = table.release(root, [enclosing])
-        start = state.filter.relative(enclosing[0]) or ""
-        why = place_watches(watch, table, root, state, start, report=False)
+        why = place_watches(
+            watch, table, root, state, state.filter.relative(enclosing[0]) or "", report=False
+        )
         for key in freed:
             watch.remove(key)
         return why
+    room, why = table.room(root)
     recursive_above: dict[str, Key] = {}  # the recursive watch each walked directory is under
     for rel in order:
         path = os.path.join(root, rel) if rel else root
@@ -134,25 +103,20 @@ def place_watches(
         covered = above or (table.covering(root, path) if rel == start else table.on(root, path))
         if covered is not None and covered[1]:
             recursive_above[rel] = covered
-            if table.has_dir(covered, path):
-                continue
-        elif covered is not None:
+        if covered is not None and (not covered[1] or path in table.dirs(covered)):
             continue  # watched already
-        why = table.room_for(root)
-        if why is not None:
+        if room <= 0:
             return why
+        room -= 1
         if covered is not None:
-            table.add_dir(covered, path)  # below a recursive watch, which watches it already
-        else:
-            recursive = rel not in own
-            failure = _schedule(watch, table, Owner(root, rel), path, recursive)
-            if failure == "skipped":
-                state.skipped_dirs += 1
-                continue
-            if failure:
+            table.dirs(covered).add(path)  # below a recursive watch, which watches it already
+        elif failure := _schedule(watch, table, Owner(root, rel), path, rel not in own):
+            if failure != "skipped":
                 return failure
-            if recursive:
-                recursive_above[rel] = (path, True)
+            state.skipped_dirs += 1
+            continue
+        elif rel not in own:
+            recursive_above[rel] = (path, True)
         if report:
             state.found_directory(path, now)
     return None
@@ -179,33 +143,25 @@ def watch_git_dirs(
             meta[path] = prefix
 
 
-def _path(raw: bytes | str) -> str:
-    return os.fsdecode(raw)
-
-
 def record_event(
     state: WatchedRoot, owner: Owner, event: FileSystemEvent, now: float
 ) -> str | None:
     """Record one event of a watch; a directory to walk for new watches ('' = the whole
     root), or None."""
-    src = _path(event.src_path)
-    dest = _path(event.dest_path) if isinstance(event, (FileMovedEvent, DirMovedEvent)) else None
+    src, dest = os.fsdecode(event.src_path), os.fsdecode(event.dest_path) or None
     if owner.repo is not None:
-        for path in (src, dest):
-            if path and (
-                os.path.basename(path) in HEAD_NAMES
-                or os.path.dirname(path).endswith(os.sep + os.path.join("refs", "heads"))
-            ):
-                state.record_head(owner.repo, now)
+        heads = os.sep + os.path.join("refs", "heads")
+        if any(
+            p and (os.path.basename(p) in HEAD_NAMES or os.path.dirname(p).endswith(heads))
+            for p in (src, dest)
+        ):
+            state.record_head(owner.repo, now)
         return None
-    if isinstance(event, (DirDeletedEvent, DirMovedEvent)):
-        state.record("deleted", src, now, directory=True)
-    if isinstance(event, (DirCreatedEvent, DirMovedEvent)):
+    kind = cast(RawKind, event.event_type)  # the observer passes only these kinds
+    state.record(kind, src, now, dest=dest, directory=event.is_directory)
+    if event.is_directory and kind in ("created", "moved"):
         rel = state.filter.relative(dest or src)
         if rel is not None and ".git" not in rel.split("/"):
             return rel  # watch the new directory and report what it holds
         return None
-    kind = _FILE_KINDS.get(type(event))
-    if kind is not None:
-        state.record(kind, src, now, dest=dest or None)
     return "" if state.rescan_due else None

@@ -47,27 +47,28 @@ class WatchTable:
         self.per_root = per_root
         self.total = total
         self._owners: dict[Key, set[Owner]] = {}
-        self._dirs: dict[Key, set[str]] = {}
+        self._dirs: dict[Key, set[str]] = {}  # the directories each watch covers
         self._by_root: dict[str, set[Key]] = {}
-        self._used: dict[str, int] = {}
-        self._count = 0
 
     def __len__(self) -> int:
         """Directories watched, all roots together."""
-        return self._count
+        return sum(len(d) for d in self._dirs.values())
 
     def used_by(self, root: str) -> int:
-        return self._used.get(root, 0)
+        return sum(len(self._dirs[k]) for k in self._by_root.get(root, ()))
 
-    def room_for(self, root: str) -> str | None:
-        """None when `root` may watch one more directory, else why not."""
-        if self.used_by(root) >= self.per_root:
-            return f"needs more than {self.per_root} watches (LIVE_MEMORY_WATCH_MAX_PER_ROOT)"
-        if self._count >= self.total:
+    def room(self, root: str) -> tuple[int, str]:
+        """How many more directories `root` may watch, and why no more."""
+        per_root, total = self.per_root - self.used_by(root), self.total - len(self)
+        if per_root <= total:
             return (
-                f"all {self.total} watches of the server are in use (LIVE_MEMORY_WATCH_MAX_TOTAL)"
+                per_root,
+                f"needs more than {self.per_root} watches (LIVE_MEMORY_WATCH_MAX_PER_ROOT)",
             )
-        return None
+        return (
+            total,
+            f"all {self.total} watches of the server are in use (LIVE_MEMORY_WATCH_MAX_TOTAL)",
+        )
 
     def on(self, root: str, path: str) -> Key | None:
         """`root`'s watch placed on the directory `path` itself."""
@@ -86,35 +87,13 @@ class WatchTable:
         return None
 
     def claim(self, key: Key, owner: Owner) -> None:
-        owners = self._owners.setdefault(key, set())
-        if not any(o.root == owner.root for o in owners):
-            self._used[owner.root] = self.used_by(owner.root) + len(self._dirs.get(key, ()))
-        owners.add(owner)
+        self._owners.setdefault(key, set()).add(owner)
         self._by_root.setdefault(owner.root, set()).add(key)
-        self.add_dir(key, key[0])
+        self._dirs.setdefault(key, set()).add(key[0])
 
-    def add_dir(self, key: Key, path: str) -> bool:
-        """Count `path` as covered by `key`; False when it already was."""
-        dirs = self._dirs.setdefault(key, set())
-        if path in dirs:
-            return False
-        dirs.add(path)
-        self._count += 1
-        for root in {o.root for o in self._owners.get(key, ())}:
-            self._used[root] = self.used_by(root) + 1
-        return True
-
-    def has_dir(self, key: Key, path: str) -> bool:
-        return path in self._dirs.get(key, ())
-
-    def drop_dir(self, key: Key, path: str) -> None:
-        """A directory below a recursive watch is gone."""
-        dirs = self._dirs.get(key, set())
-        if path != key[0] and path in dirs:
-            dirs.discard(path)
-            self._count -= 1
-            for root in {o.root for o in self._owners.get(key, ())}:
-                self._used[root] -= 1
+    def dirs(self, key: Key) -> set[str]:
+        """The directories `key` covers (counted against the budgets; add or discard)."""
+        return self._dirs.get(key, set())
 
     def owners(self, key: Key) -> set[Owner]:
         return self._owners.get(key, set())
@@ -123,38 +102,30 @@ class WatchTable:
         """Drop `root`'s claims on `keys`; those nobody owns any more (to unschedule)."""
         freed: list[Key] = []
         mine = self._by_root.get(root, set())
-        for key in keys:
-            owners = self._owners.get(key, set())
-            if key not in mine:
-                continue
+        for key in set(keys) & mine:
             mine.discard(key)
+            owners = self._owners[key]
             owners -= {o for o in owners if o.root == root}
-            dirs = self._dirs.get(key, set())
-            self._used[root] -= len(dirs)
             if not owners:
-                del self._owners[key]
-                self._count -= len(self._dirs.pop(key, ()))
+                del self._owners[key], self._dirs[key]
                 freed.append(key)
         if not mine:
             self._by_root.pop(root, None)
-            self._used.pop(root, None)
         return freed
 
-    def release_root(self, root: str, *, meta_too: bool = True) -> list[Key]:
+    def release_root(
+        self, root: str, *, meta_too: bool = True, under: str | None = None
+    ) -> list[Key]:
+        """Drop `root`'s watches: all, its work tree's only, or those on `under` and below it
+        (the directory went away)."""
+        prefix = (under or root).rstrip(os.sep) + os.sep
         keys = [
             k
             for k in self._by_root.get(root, ())
-            if meta_too or any(o.root == root and o.repo is None for o in self.owners(k))
-        ]
-        return self.release(root, keys)
-
-    def release_under(self, root: str, path: str) -> list[Key]:
-        """Drop `root`'s work-tree watches on `path` and below it (the directory went away)."""
-        prefix = path.rstrip(os.sep) + os.sep
-        keys = [
-            k
-            for k in self._by_root.get(root, ())
-            if (k[0] == path or k[0].startswith(prefix))
-            and any(o.root == root and o.repo is None for o in self.owners(k))
+            if (meta_too and under is None)
+            or (
+                any(o.root == root and o.repo is None for o in self.owners(k))
+                and (k[0] == under or under is None or k[0].startswith(prefix))
+            )
         ]
         return self.release(root, keys)
