@@ -21,6 +21,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,18 @@ class _Poll:
     """Ticker: polled roots re-check their window's files."""
 
 
+def _teller(ref: ActorRef[Any], message: object) -> Callable[[], None]:
+    """Tells `ref` `message` when called from another thread (the actor may be gone)."""
+
+    def tell() -> None:
+        try:
+            ref.tell(message)
+        except ActorDeadError:
+            logger.debug("watchdog actor gone; %s dropped", type(message).__name__)
+
+    return tell
+
+
 class WatchdogActor(Actor):
     """Watches the roots of active workspaces and routes their debounced changes.
 
@@ -114,19 +127,12 @@ class WatchdogActor(Actor):
         self._timer: threading.Timer | None = None
 
     def started(self) -> None:
-        native = native_observer()
-        if self.settings.watcher != "off" and not self.force_polling and native is not None:
-            ref = self.actor_ref
-
-            def wake() -> None:
-                try:
-                    ref.tell(_Drain())
-                except ActorDeadError:
-                    logger.debug("watchdog actor gone; file events dropped")
-
-            self._source = OsWatch(*native, wake)
-        elif self.settings.watcher != "off" and not self.force_polling:
-            self.degraded_reason = "no OS file watcher on this platform; roots are polled"
+        if self.settings.watcher != "off" and not self.force_polling:
+            native = native_observer()
+            if native is None:
+                self.degraded_reason = "no OS file watcher on this platform; roots are polled"
+            else:
+                self._source = OsWatch(*native, _teller(self.actor_ref, _Drain()))
         self._publish()
 
     def handle(self, message: Any) -> None:
@@ -284,20 +290,10 @@ class WatchdogActor(Actor):
         now = time.monotonic()
         due = [d for d in (e.state.next_due() for e in self._roots.values()) if d is not None]
         if due:
-            self._arm(max(min(due) - now, 0.0))
-
-    def _arm(self, delay_s: float) -> None:
-        ref = self.actor_ref
-
-        def fire() -> None:
-            try:
-                ref.tell(_Flush())
-            except ActorDeadError:
-                logger.debug("watchdog actor gone; flush dropped")
-
-        self._timer = threading.Timer(delay_s, fire)
-        self._timer.daemon = True
-        self._timer.start()
+            delay_s = max(min(due) - now, 0.0)
+            self._timer = threading.Timer(delay_s, _teller(self.actor_ref, _Flush()))
+            self._timer.daemon = True
+            self._timer.start()
 
     def stopped(self) -> None:
         if self._timer is not None:

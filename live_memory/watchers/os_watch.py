@@ -1,15 +1,10 @@
-"""The OS file watcher on `watchdog`: inotify on Linux, FSEvents on macOS, the Windows API on
-Windows, each through its observer's public API (`schedule`, `unschedule`, event handlers).
+"""The OS file watcher on `watchdog`: inotify (Linux), FSEvents (macOS), the Windows API, each
+through its observer's public API. Where none exists (watchdog would poll, or open every file
+with kqueue) there is none: the actor re-checks each root's window files instead.
 
-Where none exists (watchdog would fall back to polling, or to kqueue's descriptor per file)
-there is no `OsWatch`: the watchdog actor then re-checks each root's window files instead.
-
-Events are not sent to the actor one by one: the observer's dispatch thread appends them to a
-bounded inbox and wakes the actor only when the inbox stops being empty, so a storm costs the
-actor one message per drained batch. watchdog's own queues are unbounded (its inotify reader
-empties the kernel's queue eagerly, so the kernel rarely overflows); the inbox is the bound:
-beyond `WATCH_INBOX_MAX` waiting events the rest are dropped and the next drain reports them
-lost, which the actor treats as the kernel's overflow (every root re-validated and re-walked).
+The observer's thread files events in a bounded inbox and wakes the actor only when it stops
+being empty: one message per drained batch. watchdog's own queues are unbounded; past
+`WATCH_INBOX_MAX` events are dropped and reported lost, handled as a kernel overflow.
 """
 
 from __future__ import annotations
@@ -45,9 +40,8 @@ Key = tuple[str, bool]
 """One scheduled watch: (absolute directory, recursive)."""
 
 WATCH_INBOX_MAX = 65_536  # events waiting for the actor; beyond it they count as lost
-# watchdog walks a new directory inside a recursive watch with os.walk on its reader thread; before
-# Python 3.12 os.walk recurses once per level, and a tree deeper than the recursion limit (a path
-# can hold ~2,000 levels) would kill that thread and with it every watch of the process.
+# watchdog os.walks a new directory of a recursive watch on its reader thread; before Python 3.12
+# that recurses per level, and a path deeper than the limit (~2,000 fit) would kill the reader.
 _WALK_RECURSION_LIMIT = 10_000
 _EVENTS: list[type[FileSystemEvent]] = [
     FileCreatedEvent,
