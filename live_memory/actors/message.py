@@ -251,7 +251,8 @@ class Revalidate:
 
 @dataclass(frozen=True, slots=True)
 class GetWatcherStatus:
-    """`/health`: {"mode": "inotify"|"polling"|"off", "roots": N, "degraded_reason": str|None}."""
+    """`/health`: {"mode": "inotify"|"fsevents"|"windows"|"polling"|"off", "roots": N,
+    "degraded_reason": str|None}."""
 
     reply: Promise[dict[str, object]]
 

@@ -5,9 +5,12 @@ the roots and the watch table: the actor (`watchdog.py`) only carries out what t
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 
-from live_memory.watchers import RawEvent, WatchedRoot, WatchTable, flags, record_event
+from watchdog.events import DirDeletedEvent, DirMovedEvent, FileSystemEvent
+
+from live_memory.watchers import Key, OsWatch, Owner, WatchedRoot, WatchTable, record_event
 
 __all__ = ["WatchedEntry", "rescans_for", "watcher_status"]
 
@@ -23,32 +26,45 @@ class WatchedEntry:
 
 
 def rescans_for(
-    events: tuple[RawEvent, ...],
+    events: list[tuple[Key, FileSystemEvent]],
+    lost: bool,
+    *,
     roots: dict[str, WatchedEntry],
     table: WatchTable,
+    watch: OsWatch,
     now: float,
 ) -> dict[str, set[str]]:
-    """Record one inotify read's events in the roots they belong to; returns, per root, the
-    directories to walk again ("" = the whole root, after a queue overflow)."""
+    """Record one drained batch of events in the roots they belong to; returns, per root, the
+    directories to walk again ("" = the whole root, after events were lost)."""
     rescan: dict[str, set[str]] = {}
-    for wd, mask, name in events:
-        if wd == -1 and mask & flags.Q_OVERFLOW:
-            logger.warning("inotify queue overflowed: re-validating every root")
-            for root, overflowed in roots.items():
-                overflowed.state.overflowed(now)
-                rescan.setdefault(root, set()).add("")
-            continue
-        if mask & flags.IGNORED:
-            table.forget(wd)
-            continue
-        for owner in list(table.owners(wd)):
+    if lost:
+        logger.warning("file events were lost (queue overflow): re-validating every root")
+        for root, overflowed in roots.items():
+            overflowed.state.overflowed(now)
+            rescan.setdefault(root, set()).add("")
+    for key, event in events:
+        owners = set(table.owners(key))  # a copy: releasing a watch empties its set
+        if owners and isinstance(event, (DirDeletedEvent, DirMovedEvent)):
+            # Its watches (and those below it) watch nothing any more.
+            gone = os.fsdecode(event.src_path)
+            if gone != key[0]:
+                table.dirs(key).discard(gone)
+            for root in {o.root for o in owners if o.repo is None}:
+                for freed in table.release_root(root, under=gone):
+                    watch.remove(freed)
+        for owner in list(owners or _by_path(os.fsdecode(event.src_path), roots)):
             entry = roots.get(owner.root)
             if entry is None:
                 continue
-            start = record_event(entry.state, owner, mask, name, now)
+            start = record_event(entry.state, owner, event, now)
             if start is not None:
                 rescan.setdefault(owner.root, set()).add(start)
     return rescan
+
+
+def _by_path(path: str, roots: dict[str, WatchedEntry]) -> set[Owner]:
+    """The roots holding `path`, for an event of a watch removed since it was seen."""
+    return {Owner(root, "") for root in roots if path.startswith(root.rstrip(os.sep) + os.sep)}
 
 
 def watcher_status(
@@ -62,7 +78,7 @@ def watcher_status(
         first = roots[polled[0]].polled_because
         reason = f"{len(polled)} root(s) polled instead of watched: {polled[0]} {first}"
     if reason is None and skipped:
-        reason = f"{skipped} director(y/ies) could not be watched (path too long or unreadable)"
+        reason = f"{skipped} director(y/ies) could not be watched (too deep or unreadable)"
     return {
         "mode": mode,
         "roots": len(roots),

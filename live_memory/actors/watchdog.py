@@ -1,13 +1,15 @@
 """WatchdogActor: one OS file watcher for the process, feeding workspace actors.
 
-It keeps one inotify instance (`live_memory.watchers.InotifySource`) and places one watch per
-directory it decides to watch: never inside `.git` or an ignored tree, within a per-root and
-a total budget. Debouncing, ignore rules, storms and HEAD moves (`live_memory.watchers`) run
-here; settled changes leave as `Route(root, Notify(...))` to the gateway, like a FileChanged
-hook, and storms as one `Route(root, Revalidate())`, as is the moment a root's watches are
-in place (what changed before was seen by no one). A root that does not fit its budget
-releases what it placed and is "polled": every WATCH_FALLBACK_POLL_S its workspace re-checks
-the files its window holds, which costs what the window holds, not what the repository does.
+It keeps one `watchdog` observer (`live_memory.watchers.OsWatch`: inotify, FSEvents or the
+Windows API) and decides what it watches: with inotify, one recursive watch per subtree free of
+ignored directories and a watch of its own entries for a directory above one, so `.git` and
+ignored trees are never watched, within a per-root and a total budget. Debouncing, ignore
+rules, storms and HEAD moves (`live_memory.watchers`) run here; settled changes leave as
+`Route(root, Notify(...))` to the gateway, like a FileChanged hook, and storms as one
+`Route(root, Revalidate())`, as is the moment a root's watches are in place (what changed
+before was seen by no one). A root that does not fit its budget releases what it placed and is
+"polled": every WATCH_FALLBACK_POLL_S its workspace re-checks the files its window holds, which
+costs what the window holds, not what the repository does.
 
 The actor publishes its status on a `WatcherBoard` after every change, so `/health` reads it
 without waiting on the actor (which may be walking a large tree or flushing a storm).
@@ -19,6 +21,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,12 +40,12 @@ from live_memory.config import Settings
 from live_memory.config import constants as C
 from live_memory.watchers import (
     Flushed,
-    InotifySource,
-    RawEvent,
+    OsWatch,
     WatchedRoot,
     WatcherBoard,
     WatchTable,
     effective_total_budget,
+    native_observer,
     place_watches,
     watch_git_dirs,
 )
@@ -53,10 +56,8 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
-class _Batch:
-    """What one inotify read returned (sent by the reader thread)."""
-
-    events: tuple[RawEvent, ...]
+class _Drain:
+    """Events wait in the observer's inbox (sent when it stops being empty)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +70,24 @@ class _Poll:
     """Ticker: polled roots re-check their window's files."""
 
 
+def _teller(ref: ActorRef[Any], message: object) -> Callable[[], None]:
+    """Tells `ref` `message` when called from another thread (the actor may be gone)."""
+
+    def tell() -> None:
+        try:
+            ref.tell(message)
+        except ActorDeadError:
+            logger.debug("watchdog actor gone; %s dropped", type(message).__name__)
+
+    return tell
+
+
 class WatchdogActor(Actor):
     """Watches the roots of active workspaces and routes their debounced changes.
 
     Started as `system.start(WatchdogActor, gateway=ref, settings=settings, board=board)`.
     Handles `WatchRoot` (idempotent), `UnwatchRoot` and `GetWatcherStatus`. `force_polling`
-    skips inotify; `max_per_root` / `max_total` override the settings' budgets (tests use
+    skips the OS watcher; `max_per_root` / `max_total` override the settings' budgets (tests use
     them to exhaust a small limit).
     """
 
@@ -108,32 +121,24 @@ class WatchdogActor(Actor):
         self._poll_interval_s = poll_interval_s
         self._storm_paths = storm_paths
         self._roots: dict[str, WatchedEntry] = {}
-        self._source: InotifySource | None = None
+        self._source: OsWatch | None = None
         self._polling_armed = False
         self.degraded_reason: str | None = None
         self._timer: threading.Timer | None = None
 
     def started(self) -> None:
         if self.settings.watcher != "off" and not self.force_polling:
-            ref = self.actor_ref
-
-            def deliver(events: list[RawEvent]) -> None:
-                try:
-                    ref.tell(_Batch(tuple(events)))
-                except ActorDeadError:
-                    logger.debug("watchdog actor gone; %d inotify events dropped", len(events))
-
-            try:
-                self._source = InotifySource(deliver)
-            except OSError as exc:  # EMFILE: no inotify instance left for this user
-                self.degraded_reason = f"inotify unavailable ({exc}); roots are polled"
-                logger.warning("%s", self.degraded_reason)
+            native = native_observer()
+            if native is None:
+                self.degraded_reason = "no OS file watcher on this platform; roots are polled"
+            else:
+                self._source = OsWatch(*native, _teller(self.actor_ref, _Drain()))
         self._publish()
 
     def handle(self, message: Any) -> None:
         match message:
-            case _Batch():
-                self._events(message.events)
+            case _Drain():
+                self._events()
             case _Flush():
                 self._timer = None
                 self._flush()
@@ -152,7 +157,7 @@ class WatchdogActor(Actor):
         if self.settings.watcher == "off":
             mode = "off"
         else:
-            mode = "polling" if self._source is None else "inotify"
+            mode = "polling" if self._source is None else self._source.mode
         return watcher_status(mode, self.degraded_reason, self._roots, self.table)
 
     def _publish(self) -> None:
@@ -175,19 +180,19 @@ class WatchdogActor(Actor):
         )
         entry = self._roots[root] = WatchedEntry(state)
         if self._source is None:
-            self._poll_root(root, entry, "has no inotify (polling its window's files)")
+            self._poll_root(root, entry, "has no OS watcher (polling its window's files)")
         else:
             failure = place_watches(self._source, self.table, root, state, "", report=False)
             if failure is not None:
-                for wd in self.table.release_root(root):
-                    self._source.remove(wd)  # a root that does not fit keeps nothing
+                for key in self.table.release_root(root):
+                    self._source.remove(key)  # a root that does not fit keeps nothing
                 self._poll_root(root, entry, failure)
         if self._source is not None:
             watch_git_dirs(self._source, self.table, root, state, entry.meta)
         if entry.polled_because is None:
             self._route_message(root, Revalidate(files=True, watches_placed=True))
-        mode = "polled" if entry.polled_because else "inotify"
-        logger.info("watching %s (%s, %d watches)", root, mode, self.table.used_by(root))
+        how = entry.polled_because or f"{self.table.used_by(root)} directories watched"
+        logger.info("watching %s (%s)", root, how)
         self._publish()
 
     def _poll_root(self, root: str, entry: WatchedEntry, why: str) -> None:
@@ -202,15 +207,22 @@ class WatchdogActor(Actor):
     def _unwatch(self, root: str) -> None:
         if self._roots.pop(root, None) is None:
             return
-        for wd in self.table.release_root(root):
+        for key in self.table.release_root(root):
             if self._source is not None:
-                self._source.remove(wd)
+                self._source.remove(key)
         logger.info("stopped watching %s", root)
         self._publish()
 
     # --- events -------------------------------------------------------------------------
-    def _events(self, events: tuple[RawEvent, ...]) -> None:
-        for root, starts in rescans_for(events, self._roots, self.table, time.monotonic()).items():
+    def _events(self) -> None:
+        if self._source is None:
+            return
+        events, lost = self._source.drain()
+        now = time.monotonic()
+        rescans = rescans_for(
+            events, lost, roots=self._roots, table=self.table, watch=self._source, now=now
+        )
+        for root, starts in rescans.items():
             self._rescan(root, starts)
         self._arm_if_pending()
 
@@ -224,15 +236,19 @@ class WatchdogActor(Actor):
         entry.state.rescan_due = False
         before = self.table.used_by(root)
         failure = None
-        for start in sorted({""} if "" in starts else starts):
-            if start and entry.state.skipped(start):
-                continue
+        for rel in sorted({""} if "" in starts else starts):
+            start = rel
+            if rel and entry.state.skipped(rel):
+                start = rel.rpartition("/")[0]
+                above = self.table.covering(root, os.path.join(root, start) if start else root)
+                if above is None or not above[1]:
+                    continue  # not watched, as it should be; else a recursive watch above must
             failure = place_watches(self._source, self.table, root, entry.state, start, report=True)
             if failure is not None:
                 break
         if failure is not None:
-            for wd in self.table.release_root(root, meta_too=False):
-                self._source.remove(wd)
+            for key in self.table.release_root(root, meta_too=False):
+                self._source.remove(key)
             self._poll_root(root, entry, failure)
         if self.table.used_by(root) != before:
             # A nested repository may have appeared.
@@ -275,20 +291,10 @@ class WatchdogActor(Actor):
         now = time.monotonic()
         due = [d for d in (e.state.next_due() for e in self._roots.values()) if d is not None]
         if due:
-            self._arm(max(min(due) - now, 0.0))
-
-    def _arm(self, delay_s: float) -> None:
-        ref = self.actor_ref
-
-        def fire() -> None:
-            try:
-                ref.tell(_Flush())
-            except ActorDeadError:
-                logger.debug("watchdog actor gone; flush dropped")
-
-        self._timer = threading.Timer(delay_s, fire)
-        self._timer.daemon = True
-        self._timer.start()
+            delay_s = max(min(due) - now, 0.0)
+            self._timer = threading.Timer(delay_s, _teller(self.actor_ref, _Flush()))
+            self._timer.daemon = True
+            self._timer.start()
 
     def stopped(self) -> None:
         if self._timer is not None:

@@ -158,14 +158,13 @@ WATCH_MAX_DELAY_S: Final = 1.0  # a path written non-stop is still flushed this 
 WATCH_POLL_INTERVAL_S: Final = 1.0  # the polling fallback's scan interval
 WATCH_GIT_TIMEOUT_S: Final = 10.0  # check-ignore, rev-parse, diff run by the watcher
 WATCH_STUCK_AFTER_S: Final = 3 * WATCH_GIT_TIMEOUT_S  # one message longer: /health degraded
-WATCH_STOP_TIMEOUT_S: Final = 2.0  # joining the inotify reader thread on shutdown
+WATCH_STOP_TIMEOUT_S: Final = 2.0  # joining the OS observer's thread on shutdown
 # Watches are budgeted (one per watched directory): the kernel's per-user limit
 # (/proc/sys/fs/inotify/max_user_watches) is shared with the user's IDEs and tools.
 WATCH_MAX_PER_ROOT: Final = 16_384
 WATCH_MAX_TOTAL: Final = 65_536
 WATCH_MAX_SHARE_OF_USER_LIMIT: Final = 0.25  # never more than this share of the user's limit
 WATCH_USER_LIMIT_FILE: Final = "/proc/sys/fs/inotify/max_user_watches"
-WATCH_READ_DELAY_S: Final = 0.02  # the inotify reader waits this long to batch a burst
 WATCH_FALLBACK_POLL_S: Final = 5.0  # a root without watches re-checks its window's files
 # A flush with more paths than this is a storm (checkout, npm ci): one re-validation of the
 # window's own files replaces routing every path, repeated while it lasts.

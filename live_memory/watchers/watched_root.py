@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 RawKind = Literal["created", "modified", "deleted", "moved"]
 
 _RULES_SUFFIX = "/" + GITIGNORE
+WATCH_MAX_DEPTH = 256  # directories deeper below a root are not watched (and reported so)
 _FILE_KINDS: dict[str, ChangeKind] = {"created": "add", "modified": "change", "deleted": "unlink"}
 
 
@@ -80,13 +81,14 @@ class WatchedRoot:
         self._shape_changes = 0
         self._recent: deque[tuple[float, int]] = deque(maxlen=C.WATCH_STORM_RATE_SLOTS)
         self.skipped_dirs = 0
-        """Directories the walk could not enter (too deep for a path, unreadable)."""
+        """Directories the walk could not enter (too deep, unreadable)."""
         self.rescan_due = False
         """The ignore rules changed: directories they no longer ignore need watches."""
 
     # --- the walk that places watches ------------------------------------------------------
-    def directories(self, start: str = "") -> Iterator[str]:
-        """Root-relative directories to watch below (and including) `start`, breadth first.
+    def directories(self, start: str = "", pruned: set[str] | None = None) -> Iterator[str]:
+        """Root-relative directories to watch below (and including) `start`, breadth first;
+        those in which a directory was left out (`.git` or ignored) are added to `pruned`.
 
         Iterative (a 10,000-level tree cannot exhaust the stack), never enters `.git`, a
         symlink, an ignored or a vendored directory; loads `.gitignore` files and registers nested
@@ -110,12 +112,19 @@ class WatchedRoot:
                 repo = self.repos.owner(f"{rel}/{GITIGNORE}" if rel else GITIGNORE)
                 repo.rules.load_dir(repo.inner(rel))
             yield rel
+            if rel.count("/") + 1 >= WATCH_MAX_DEPTH and any(d for _, d in entries):
+                self.skipped_dirs += 1
+                if pruned is not None:
+                    pruned.add(rel)
+                continue
             for name, is_dir in sorted(entries):
-                if not is_dir or name == ".git":
+                if not is_dir:
                     continue
                 child = f"{rel}/{name}" if rel else name
-                if not self.skipped(child, parent_ok=True):
+                if name != ".git" and not self.skipped(child, parent_ok=True):
                     queue.append(child)
+                elif pruned is not None:
+                    pruned.add(rel)
 
     def skipped(self, rel_dir: str, *, parent_ok: bool = False) -> bool:
         """Is directory `rel_dir` left unwatched: ignored by git, or vendored?"""

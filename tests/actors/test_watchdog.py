@@ -460,3 +460,55 @@ def test_a_submodule_head_move_invalidates_its_files(
     watch(watchdog, app)
     git(sub, "reset", "-q", "--soft", "HEAD~1")  # the submodule's refs move, nothing else
     log.wait_for(lambda: log.kinds(app) == {"vendor/lib/a.py": "change"})
+
+
+def test_an_ignored_directory_made_inside_a_watched_tree_loses_its_watches(
+    system: ActorSystem, log: RouteLog, tmp_path: Path
+) -> None:
+    # src/ is free of ignored directories, so one recursive watch covers it; watchdog extends
+    # such a watch to every new directory, an ignored one too, until the watcher splits it.
+    root = make_repo(tmp_path / "r", {".gitignore": "node_modules/\n", "src/pkg/a.py": "a\n"})
+    watchdog = start_watchdog(system, log)
+    placed = watch(watchdog, root)["watches"]
+    held = _kernel_watches()
+    for i in range(20):
+        write(root / "src" / "node_modules" / f"p{i}" / "lib" / "index.js", "x\n")
+    write(root / "src" / "pkg" / "a.py", "a = 2\n")
+    log.wait_for(lambda: "src/pkg/a.py" in log.kinds(root))
+    assert status(watchdog)["watches"] == placed
+    assert _kernel_watches() == held
+    write(root / "src" / "node_modules" / "p0" / "lib" / "index.js", "y\n")
+    write(root / "src" / "pkg" / "b.py", "b\n")
+    log.wait_for(lambda: "src/pkg/b.py" in log.kinds(root))
+    assert log.kinds(root) == {"src/pkg/a.py": "change", "src/pkg/b.py": "add"}
+
+
+def test_a_directory_deleted_and_made_again_is_watched_again(
+    system: ActorSystem, log: RouteLog, tmp_path: Path
+) -> None:
+    # src/ holds an ignored directory, so it has a watch of its own, which its deletion ends.
+    files = {".gitignore": "build/\n", "src/a.py": "a\n", "src/build/out.txt": "o\n"}
+    root = make_repo(tmp_path / "r", files)
+    watchdog = start_watchdog(system, log)
+    watch(watchdog, root)
+    shutil.rmtree(root / "src")
+    log.wait_for(lambda: log.kinds(root).get("src/a.py") == "unlink")
+    write(root / "src" / "a.py", "a = 2\n")
+    log.wait_for(lambda: log.kinds(root).get("src/a.py") == "add")
+    mark = log.mark()
+    write(root / "src" / "a.py", "a = 3\n")  # seen only through the new directory's watch
+    log.wait_for(lambda: log.kinds(root, mark).get("src/a.py") == "change")
+
+
+def _kernel_watches() -> int:
+    """inotify watches this process holds, as the kernel counts them (Linux)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as info:
+                count += sum(1 for line in info if line.startswith("inotify wd:"))
+        except OSError:
+            continue  # closed meanwhile
+    return count
