@@ -3,7 +3,7 @@
 A fork is not a pykka actor: its whole life is one task on the I/O loop, so it has no
 mailbox to schedule. The workspace starts the task itself and the task's done callback (on
 the I/O loop) tells the workspace the Commit or ForkFailed. A question used to pass through
-a ForkActor twice (its StartFork, then the loop's result), two worker-pool hand-offs on the
+a ForkActor twice (its StartFork, then the loop's result), two thread hand-offs on the
 answer's critical path that carried nothing. The fork is still listed in /actors (kind
 "fork", the question in hand and for how long) while its task runs.
 """

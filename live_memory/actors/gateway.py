@@ -63,7 +63,6 @@ def _fail(message: Any, error: BaseException) -> None:
 
 class GatewayActor(Actor):
     kind = "gateway"
-    dedicated_thread = True
 
     def __init__(
         self,

@@ -54,7 +54,6 @@ def tick_period(interval_s: float) -> float:
 
 class KeepWarmActor(Actor):
     kind = "keep_warm"
-    dedicated_thread = True
 
     def __init__(
         self, system: ActorSystem, *, gateway: ActorRef[Any], config: KeepWarmConfig

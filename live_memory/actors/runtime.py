@@ -1,36 +1,31 @@
 """The actor runtime: the only module that imports pykka.
 
 Actors subclass `Actor` and implement `handle(message)`; they are started through an
-`ActorSystem`, which also keeps the inspection inventory, the shared I/O loop, the ticker and
-the worker pool. Keeping pykka here lets the same actor classes move onto Ray later.
+`ActorSystem`, which also keeps the inspection inventory, the shared I/O loop and the ticker.
+Keeping pykka here lets the same actor classes move onto Ray later.
 
-Most actors (workspaces, forks) own no thread: they are pykka actors whose mailbox schedules
-them onto the system's bounded worker pool when a message arrives, one message at a time and
-never on two workers at once (`pool.py`: the scheduling mailbox and the bounded pool). The
-few long-lived singletons that may block (the watcher, the gateway, keep-warm) set
-`dedicated_thread = True` and run pykka's own blocking loop.
+Every actor is a documented `pykka.ThreadingActor`: one daemon thread while it is alive, its
+messages handled one at a time and in order. A workspace is a thread only while it is active
+(passivation stops it, and `LIVE_MEMORY_WORKSPACES_ACTIVE_MAX` caps how many are active); the
+allocator arenas those threads would each grow are capped in the service files instead
+(`MALLOC_ARENA_MAX=2`, see deploy/live-memory.service).
 """
 
 from __future__ import annotations
 
 import logging
-import sys
+import queue
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+from typing import Any, ClassVar, TypeVar
 
 import pykka
 
 from live_memory.actors.io_loop import IoLoop
-from live_memory.actors.pool import Mailbox, WorkerPool
-from live_memory.actors.stop_flag import StopFlag
 from live_memory.config import constants as C
-
-if TYPE_CHECKING:
-    from pykka._envelope import Envelope  # pykka's internal message wrapper (typing only)
 
 __all__ = [
     "Actor",
@@ -80,7 +75,7 @@ class ActorInfo:
     processed: int = 0
     failures: int = 0
     last_error: str | None = None
-    inbox: Any = None
+    inbox: object = None
 
     def as_dict(self) -> dict[str, object]:
         busy = time.monotonic() - self.busy_since if self.busy_since is not None else 0.0
@@ -88,7 +83,7 @@ class ActorInfo:
             "name": self.name,
             "kind": self.kind,
             "workspace": self.workspace,
-            "mailbox_depth": self.inbox.qsize() if self.inbox is not None else 0,
+            "mailbox_depth": self.inbox.qsize() if isinstance(self.inbox, queue.Queue) else 0,
             "current_message": self.current_message,
             "busy_s": round(busy, 3),
             "processed": self.processed,
@@ -98,88 +93,24 @@ class ActorInfo:
         }
 
 
-class Actor(pykka.Actor):
-    """Base actor: serial message handling, failure capture, inspection bookkeeping.
-
-    Runs on the system's worker pool unless the class sets `dedicated_thread = True`.
-    """
+class Actor(pykka.ThreadingActor):
+    """Base actor: serial message handling, failure capture, inspection bookkeeping."""
 
     kind: ClassVar[str] = "actor"
-    dedicated_thread: ClassVar[bool] = False
-    """Long-lived actors that may block (a git call, an observer join) get their own thread."""
-
-    def _create_actor_inbox(self) -> Mailbox:  # type: ignore[override]
-        return Mailbox(blocking=self.dedicated_thread)
-
-    @staticmethod
-    def _create_future() -> pykka.Future[Any]:
-        return pykka.ThreadingFuture()
+    use_daemon_thread = True  # a stuck handler must not keep the process from exiting
 
     def __init__(self, system: ActorSystem, name: str, workspace: str | None = None) -> None:
         super().__init__()
-        # pykka made an Event, shared with the ref; both get the flag before anyone reads it.
-        stopped = StopFlag()
-        self.actor_stopped = self._actor_ref.actor_stopped = stopped  # type: ignore[assignment]
         self.system = system
         self.info = ActorInfo(name=name, kind=self.kind, workspace=workspace)
-        self._mailbox = cast("Mailbox", self.actor_inbox)
-
-    def _start_actor_loop(self) -> None:
-        if self.dedicated_thread:
-            thread = threading.Thread(target=self._actor_loop, name=f"{self.kind}-{self.info.name}")
-            thread.daemon = True
-            thread.start()
-            return
-        pool = self.system.pool
-        self._mailbox.claim()  # the first slice runs on_start, then what has arrived
-        self._mailbox.on_ready = lambda: pool.submit(self._slice)
-        pool.submit(self._first_slice)
-
-    def _first_slice(self) -> None:
-        self._actor_loop_setup()
-        self._slice()
-
-    def _slice(self) -> None:
-        """Handle up to `ACTOR_POOL_SLICE_MESSAGES` messages, then yield the worker."""
-        for _ in range(C.ACTOR_POOL_SLICE_MESSAGES):
-            if self.actor_stopped.is_set():
-                break
-            envelope = self._mailbox.take()
-            if envelope is None:
-                break
-            self._deliver(envelope)
-        if self.actor_stopped.is_set():
-            self._mailbox.on_ready = None  # stays "scheduled": nothing runs it again
-            self._actor_loop_teardown()
-            return
-        if self._mailbox.release():
-            self.system.pool.submit(self._slice)
-
-    def _deliver(self, envelope: Envelope[Any]) -> None:
-        """One message, with the failure handling of pykka's own actor loop."""
-        try:
-            response = self._handle_receive(envelope.message)
-            if envelope.reply_to is not None:
-                envelope.reply_to.set(response)
-        except Exception:
-            if envelope.reply_to is not None:
-                envelope.reply_to.set_exception()
-            else:
-                self._handle_failure(*sys.exc_info())
-                try:
-                    self.on_failure(*sys.exc_info())
-                except Exception:  # as pykka: a failing hook only logs
-                    self._handle_failure(*sys.exc_info())
-        except BaseException:
-            logger.debug("%r in %s; stopping all actors", sys.exc_info()[1], self)
-            self._stop()
-            pykka.ActorRegistry.stop_all()
 
     @property
     def ref(self) -> ActorRef[Any]:
         return self.actor_ref
 
     def on_start(self) -> None:
+        # Named for what it serves, so thread dumps and py-spy show "workspace-<root>".
+        threading.current_thread().name = f"{self.kind}-{self.info.name}"
         self.info.inbox = self.actor_inbox
         self.system.register(self.actor_urn, self.info)
         self.started()
@@ -230,7 +161,7 @@ class Actor(pykka.Actor):
 class ActorSystem:
     """Owns every actor of one server: start, inventory, shared I/O loop, periodic ticks."""
 
-    def __init__(self, pool_workers: int = C.ACTOR_POOL_WORKERS) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._infos: dict[str, ActorInfo] = {}
         self.io = IoLoop()
@@ -238,7 +169,6 @@ class ActorSystem:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._ticker: threading.Thread | None = None
-        self.pool = WorkerPool(pool_workers)
 
     def start(self, cls: type[Actor], *args: Any, **kwargs: Any) -> ActorRef[Any]:
         ref: ActorRef[Any] = cls.start(self, *args, **kwargs)
@@ -299,5 +229,4 @@ class ActorSystem:
         self._stop.set()
         self._wake.set()
         pykka.ActorRegistry.stop_all(block=True, timeout=timeout)
-        self.pool.stop()
         self.io.stop()

@@ -92,7 +92,6 @@ class WatchdogActor(Actor):
     """
 
     kind = "watchdog"
-    dedicated_thread = True
 
     def __init__(
         self,

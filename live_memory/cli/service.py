@@ -34,6 +34,10 @@ After=network.target
 
 [Service]
 Type=exec
+# glibc gives each thread that allocates its own arena (up to 8 per core) and an arena keeps
+# what it freed: one actor thread per active workspace would each hold its freed tree-build
+# memory. Two arenas share it instead (measured in bench/workspaces_at_scale.py).
+Environment=MALLOC_ARENA_MAX=2
 EnvironmentFile=-%h/.config/live-memory/env
 ExecStart={exec_start}
 Restart=on-failure

@@ -245,9 +245,9 @@ PASSIVATE_AFTER_IDLE_S: Final = 900.0
 PASSIVATION_SWEEP_S: Final = 30.0
 # Workspaces active at once (LIVE_MEMORY_WORKSPACES_ACTIVE_MAX). The allocator keeps the pages
 # of the most ever active at once, so this bounds what any number of passivated ones leave
-# (1,000 one after another: bench/workspaces_at_scale.py), as well as the live windows. Past
-# it the least recently used idle workspace is passivated early (actors/passivation.py); a
-# reactivation restores its snapshot.
+# (1,000 one after another: bench/workspaces_at_scale.py), the live windows and the actor
+# threads (one per active workspace). Past it the least recently used idle workspace is
+# passivated early (actors/passivation.py); a reactivation restores its snapshot.
 WORKSPACES_ACTIVE_MAX: Final = 64
 SHUTDOWN_GRACE_S: Final = 20.0
 MCP_DRAIN_S: Final = 20.0
@@ -261,17 +261,14 @@ MANIFEST_SNAPSHOT_DEBOUNCE_S: Final = 5.0
 NOTIFY_LOG_MAX_BYTES: Final = 8 * 1024 * 1024
 """Content the replay log of one workspace holds while forks run; older bytes shed first."""
 ACTOR_STOP_TIMEOUT_S: Final = 10.0
-# Workspace actors share this many worker threads (not one thread each): a thread
-# per workspace kept a glibc arena of freed tree-build memory per workspace.
-ACTOR_POOL_WORKERS: Final = 4
-ACTOR_POOL_SLICE_MESSAGES: Final = 32  # messages one actor handles before yielding its worker
 # What one workspace may cost in Python objects (tracemalloc bytes): while it is active, and
 # what it leaves once passivated. The workspaces active at once leave their peak in the
 # allocator's pages (bench/workspaces_at_scale.py shows the RSS), so what any number of
 # passivated ones keep is bounded by WORKSPACES_ACTIVE_MAX times the active figure plus the
 # passivated figure each; no threading primitive is kept per workspace (an Event is ~1 KB).
-# tests/gateway/test_service_passivation.py holds the server to both.
-WORKSPACE_ACTIVE_PYTHON_BYTES_MAX: Final = 13_000
+# tests/gateway/test_service_passivation.py holds the server to both. The active figure
+# includes the workspace's pykka ThreadingActor (thread, inbox Queue, stop Event: ~8 KB).
+WORKSPACE_ACTIVE_PYTHON_BYTES_MAX: Final = 20_000
 WORKSPACE_PASSIVATED_PYTHON_BYTES_MAX: Final = 2_500
 
 # --- providers ----------------------------------------------------------------------------

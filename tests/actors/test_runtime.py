@@ -1,14 +1,17 @@
-"""The actor runtime: pooled actors share a bounded set of worker threads, each handling its
-own messages one at a time and in order; dedicated actors keep their own thread."""
+"""The actor runtime: each actor is a pykka ThreadingActor on its own daemon thread, named for
+what it serves, handling its messages one at a time and in order; a stopped one's thread ends."""
 
 from __future__ import annotations
 
+import ast
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import pykka
 import pytest
 
 from live_memory.actors.runtime import Actor, ActorDeadError, ActorSystem
@@ -24,6 +27,12 @@ class _Step:
 @dataclass(frozen=True)
 class _Report:
     reply: Future[tuple[list[int], str, int]]
+
+
+@dataclass(frozen=True)
+class _Hold:
+    entered: threading.Event
+    release: threading.Event
 
 
 @dataclass(frozen=True)
@@ -52,20 +61,18 @@ class _Recorder(Actor):
                 self.busy = False
             case _Report():
                 message.reply.set_result((list(self.seen), self.thread, self.info.processed))
+            case _Hold():
+                message.entered.set()
+                message.release.wait(WAIT_S)
             case _Boom():
                 raise RuntimeError("boom")
             case _:
                 super().handle(message)
 
 
-class _Pinned(_Recorder):
-    kind = "pinned"
-    dedicated_thread = True
-
-
 @pytest.fixture
 def system() -> Iterator[ActorSystem]:
-    system = ActorSystem(pool_workers=3)
+    system = ActorSystem()
     yield system
     system.shutdown()
 
@@ -76,8 +83,9 @@ def _report(ref: Any) -> tuple[list[int], str, int]:
     return reply.result(WAIT_S)
 
 
-def test_fifty_actors_run_on_the_bounded_pool_serially_and_in_order(system: ActorSystem) -> None:
-    before = {t.name for t in threading.enumerate()}
+def test_fifty_actors_each_handle_their_messages_serially_and_in_order(
+    system: ActorSystem,
+) -> None:
     refs = [system.start(_Recorder, f"r{i}") for i in range(50)]
     senders = [
         threading.Thread(target=lambda ref=ref: [ref.tell(_Step(n)) for n in range(200)])
@@ -87,15 +95,26 @@ def test_fifty_actors_run_on_the_bounded_pool_serially_and_in_order(system: Acto
         sender.start()
     for sender in senders:
         sender.join(WAIT_S)
-    for ref in refs:
+    for i, ref in enumerate(refs):
         seen, thread, _ = _report(ref)
         assert seen == list(range(200))
-        assert thread.startswith("actor-pool-")
-    new_threads = {t.name for t in threading.enumerate()} - before
-    assert len(new_threads) <= 3, new_threads
-    assert system.pool.threads() <= 3
+        assert thread == f"recorder-r{i}"
     depths = [row["mailbox_depth"] for row in system.inventory()]
     assert depths == [0] * 50
+
+
+def test_the_mailbox_depth_counts_the_messages_waiting(system: ActorSystem) -> None:
+    ref = system.start(_Recorder, "held")
+    entered, release = threading.Event(), threading.Event()
+    ref.tell(_Hold(entered, release))
+    assert entered.wait(WAIT_S)
+    for n in range(3):
+        ref.tell(_Step(n))
+    row = next(r for r in system.inventory() if r["name"] == "held")
+    assert row["mailbox_depth"] == 3
+    assert row["current_message"] == "_Hold"
+    release.set()
+    assert _report(ref)[0] == [0, 1, 2]
 
 
 def test_a_failing_handler_answers_its_caller_and_is_inventoried(system: ActorSystem) -> None:
@@ -123,9 +142,39 @@ def test_a_stopped_pooled_actor_refuses_messages_and_leaves_the_inventory(
     assert all(r["name"] != "stopping" for r in system.inventory())
 
 
-def test_a_dedicated_actor_has_its_own_thread(system: ActorSystem) -> None:
-    ref = system.start(_Pinned, "pinned")
+def test_a_stopped_actors_thread_ends(system: ActorSystem) -> None:
+    ref = system.start(_Recorder, "ending")
     ref.tell(_Step(1))
-    seen, thread, _ = _report(ref)
-    assert seen == [1]
-    assert thread == "pinned-pinned"
+    _, name, _ = _report(ref)
+    thread = next(t for t in threading.enumerate() if t.name == name)
+    assert thread.daemon
+    ref.stop(block=True, timeout=WAIT_S)
+    thread.join(WAIT_S)
+    assert not thread.is_alive()
+
+
+def test_pykka_is_used_through_its_public_api_only() -> None:
+    """No private pykka module or name, nor an override or use of an actor's private members
+    (`_actor_loop`, `_actor_ref`, `_create_actor_inbox`...): what pykka documents is what the
+    runtime may rely on across its releases."""
+    members = {*dir(pykka.ThreadingActor), *vars(pykka.ThreadingActor()), *dir(pykka.ActorRef)}
+    hidden = {n for n in members if n.startswith("_") and not n.startswith("__")}
+    hidden -= {"_stop", "_abc_impl", "_is_protocol"}  # too common to tell from names of ours
+    package = Path(__file__).resolve().parents[2] / "live_memory"
+    private = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pykka"):
+                names = [node.module or "", *(a.name for a in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names if a.name.startswith("pykka")]
+            elif isinstance(node, ast.Attribute):
+                pykkas = "pykka" in ast.unparse(node.value)
+                names = [node.attr] if pykkas or node.attr in hidden else []
+            elif isinstance(node, ast.FunctionDef) and node.name in hidden:
+                names = [node.name]
+            parts = [p for name in names for p in name.split(".")]
+            if any(p.startswith("_") and not p.startswith("__") for p in parts):
+                private.append(f"{path.relative_to(package.parent)}:{node.lineno} {names}")
+    assert not private, private
