@@ -89,10 +89,12 @@ def render_health(health: Mapping[str, object], url: str) -> str:
     watcher = health.get("watcher")
     if isinstance(watcher, Mapping):
         lines.append(f"  watcher      {_watcher(watcher)}")
-    snapshots = health.get("snapshots")
-    if isinstance(snapshots, Mapping):
-        reason = snapshots.get("degraded_reason")
-        lines.append(f"  snapshots    {f'DEGRADED: {reason}' if reason else 'written normally'}")
+    for key, fine in (("snapshots", "written normally"), ("data_disk", "writable")):
+        part = health.get(key)
+        if isinstance(part, Mapping):
+            reason = part.get("degraded_reason")
+            shown_as = key.replace("_", " ")
+            lines.append(f"  {shown_as:<12} {f'DEGRADED: {reason}' if reason else fine}")
     lines.extend(
         f"  {key.replace('_', ' '):<12} {health[key]}"
         for key in ("data_dir", "config_file")
@@ -101,6 +103,7 @@ def render_health(health: Mapping[str, object], url: str) -> str:
     shown = {"status", "version", "uptime_s", "provider", "problem", "model", "endpoint"}
     shown |= {"workspaces_active", "workspaces_active_max", "workspaces_admitted_over_cap"}
     shown |= {"budget", "usage_today", "transcripts", "watcher", "snapshots", "degraded_reason"}
+    shown |= {"data_disk"}
     shown |= {"data_dir", "config_file"}
     lines.extend(  # a field added later: in words too, never raw JSON
         f"  {key.replace('_', ' '):<12} {_words(value)}"

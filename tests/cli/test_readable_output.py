@@ -210,5 +210,6 @@ def test_status_is_all_words_with_the_server_and_the_endpoint_stats_shows(
     assert stats["endpoint"] == "https://gateway.example/anthropic"
     assert endpoint.split()[1] == "https://gateway.example/anthropic,"
     assert "  snapshots    written normally" in lines
+    assert "  data disk    writable" in lines
     assert any(line.startswith("  watcher      ") for line in lines)
     assert f"  data dir     {tmp_path / 'data'}" in lines
