@@ -7,14 +7,16 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-__all__ = ["in_ci", "install_npm_cli"]
+__all__ = ["Session", "in_ci", "install_npm_cli", "locked", "run_session"]
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALL_TIMEOUT_S = 300.0
@@ -26,7 +28,7 @@ def in_ci() -> bool:
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> Iterator[None]:
     """Serialise installs between concurrent test processes on one machine."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
@@ -62,7 +64,7 @@ def install_npm_cli(name: str, package: str, version: str, binary: str) -> list[
     cache = REPO / ".cache" / name
     prefix = cache / version
     command = [str(prefix / "node_modules" / ".bin" / binary)]
-    with _locked(cache / ".install.lock"):
+    with locked(cache / ".install.lock"):
         if _working(command, version):
             return command
         shutil.rmtree(prefix, ignore_errors=True)  # a half-finished install is not repaired
@@ -81,3 +83,40 @@ def install_npm_cli(name: str, package: str, version: str, binary: str) -> list[
         if not _working(command, version):
             pytest.fail(f"{package}@{version} installed in {prefix} but `--version` fails")
         return command
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """How one headless agent run ended (`returncode` None: killed at its timeout)."""
+
+    returncode: int | None
+    stdout: bytes
+    stderr: bytes
+
+
+def run_session(
+    command: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout_s: float,
+    stdin: int | None = subprocess.DEVNULL,
+) -> Session:
+    """Run an agent CLI in a process group of its own until it exits; past `timeout_s` the
+    whole group is killed (its MCP and hook children too) and TimeoutExpired is raised."""
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout_s)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+    return Session(process.returncode, stdout, stderr)

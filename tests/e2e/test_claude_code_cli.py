@@ -11,7 +11,6 @@ Without node/npm the test skips locally and fails under CI=true; an npm failure 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -27,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.npm_cli import in_ci, locked
 from tests.support.app_server import RunningServer
 from tests.support.fakes import Call, FakeProvider, Recorded, Reply, Text, ToolUse
 from tests.support.repo import make_repo
@@ -62,22 +62,6 @@ ANSWER = "answer() is in src/app.py (answer-marker-5d1e)"
 FINAL = "All done (final-marker-2b6e)"
 
 
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Serialise installs between concurrent test processes on one machine."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _working_cli(prefix: Path, node: str) -> list[str] | None:
     """The installed CLI when it runs and reports the pinned version, else None."""
     package = prefix / "node_modules" / "@anthropic-ai" / "claude-code"
@@ -109,11 +93,11 @@ def install_claude_code() -> list[str]:
     npm, node = shutil.which("npm"), shutil.which("node")
     if npm is None or node is None:
         reason = f"node and npm are needed to install {PACKAGE}@{VERSION} (Node.js >= 22)"
-        if _in_ci():
+        if in_ci():
             pytest.fail(f"CI=true but {reason}; none on PATH")
         pytest.skip(reason)
     prefix = CACHE / VERSION
-    with _locked(CACHE / ".install.lock"):
+    with locked(CACHE / ".install.lock"):
         command = _working_cli(prefix, node)
         if command is not None:
             return command

@@ -13,14 +13,12 @@ from __future__ import annotations
 import io
 import json
 import os
-import signal
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from live_memory.cli import run as cli_run
-from tests.e2e.npm_cli import install_npm_cli
+from tests.e2e.npm_cli import install_npm_cli, run_session
 from tests.support.fakes import FakeProvider, Recorded, Reply, Text
 from tests.support.fakes.fake_responses import FakeResponses, Item, ResponsesRequest, call, message
 from tests.support.repo import make_repo
@@ -99,30 +97,21 @@ def test_real_codex_tees_its_shell_read_before_asking_live_memory(tmp_path: Path
         command = [*codex, "exec", "--skip-git-repo-check"]
         command += ["--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust"]
         command += ["Use the tools as you see fit."]
-        process = subprocess.Popen(
+        session = run_session(
             command,
             cwd=repo,
             env=env | {"FAKE_OPENAI_KEY": "dummy", "CODEX_HOME": str(home / ".codex")},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
+            timeout_s=SESSION_TIMEOUT_S,
         )
-        try:
-            stdout, stderr = process.communicate(timeout=SESSION_TIMEOUT_S)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
         stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
         calls = [(r.tool_names[-3:], len(r.items("function_call_output"))) for r in model.requests]
         diagnosis = (
-            f"codex exit={process.returncode}\nstderr:\n{stderr.decode()[-4000:]}\n"
-            f"stdout:\n{stdout.decode()[-3000:]}\nmodel calls: {calls}"
+            f"codex exit={session.returncode}\nstderr:\n{session.stderr.decode()[-4000:]}\n"
+            f"stdout:\n{session.stdout.decode()[-3000:]}\nmodel calls: {calls}"
             f"\nserver log:\n{server.log.read_text(errors='replace')[-3000:]}"
         )
 
-    assert process.returncode == 0, diagnosis
+    assert session.returncode == 0, diagnosis
     assert script.ask_tool is not None, diagnosis
     asked = [r.body for r in fake.requests if QUESTION in json.dumps(r.body.get("messages"))]
     assert len(asked) == 1, diagnosis
@@ -135,4 +124,4 @@ def test_real_codex_tees_its_shell_read_before_asking_live_memory(tmp_path: Path
         if item.get("call_id") == "call-ask"
     ]
     assert results and ANSWER in json.dumps(results[-1]), diagnosis
-    assert FINAL in stdout.decode(), diagnosis
+    assert FINAL in session.stdout.decode(), diagnosis

@@ -12,15 +12,13 @@ from __future__ import annotations
 import io
 import json
 import os
-import signal
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from live_memory.cli import run as cli_run
-from tests.e2e.npm_cli import install_npm_cli
+from tests.e2e.npm_cli import install_npm_cli, run_session
 from tests.support.fakes import FakeProvider, Recorded, Reply, Text
 from tests.support.fakes.fake_gemini import FakeGemini, GeminiRequest
 from tests.support.repo import make_repo
@@ -112,31 +110,20 @@ def test_real_gemini_cli_tees_its_read_before_asking_live_memory(tmp_path: Path)
         }
         command = [*gemini, "-p", "Use the tools as you see fit.", "--yolo"]
         command += ["--output-format", "json"]
-        process = subprocess.Popen(
-            command,
-            cwd=repo,
-            env=gemini_env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
+        session = run_session(
+            command, cwd=repo, env=gemini_env, timeout_s=SESSION_TIMEOUT_S, stdin=None
         )
-        try:
-            stdout, stderr = process.communicate(timeout=SESSION_TIMEOUT_S)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
         stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
         calls = [
             (r.method, r.function_names[:3], len(r.function_responses())) for r in model.requests
         ]
         diagnosis = (
-            f"gemini exit={process.returncode}\nstderr:\n{stderr.decode()[-4000:]}\n"
-            f"stdout:\n{stdout.decode()[-3000:]}\nmodel calls: {calls}"
+            f"gemini exit={session.returncode}\nstderr:\n{session.stderr.decode()[-4000:]}\n"
+            f"stdout:\n{session.stdout.decode()[-3000:]}\nmodel calls: {calls}"
             f"\nserver log:\n{server.log.read_text(errors='replace')[-3000:]}"
         )
 
-    assert process.returncode == 0, diagnosis
+    assert session.returncode == 0, diagnosis
     assert script.ask_tool is not None, diagnosis
     # The question reached Live Memory's model, with the file the read teed.
     asked = [r.body for r in fake.requests if QUESTION in json.dumps(r.body.get("messages"))]
@@ -151,4 +138,4 @@ def test_real_gemini_cli_tees_its_read_before_asking_live_memory(tmp_path: Path)
         if response.get("name") == script.ask_tool
     ]
     assert results and ANSWER in json.dumps(results[-1]), diagnosis
-    assert FINAL in stdout.decode(), diagnosis
+    assert FINAL in session.stdout.decode(), diagnosis

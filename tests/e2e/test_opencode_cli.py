@@ -13,15 +13,13 @@ from __future__ import annotations
 import io
 import json
 import os
-import signal
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from live_memory.cli import run as cli_run
-from tests.e2e.npm_cli import install_npm_cli
+from tests.e2e.npm_cli import install_npm_cli, run_session
 from tests.support.fakes import FakeProvider, Recorded, Reply, Text, ToolUse
 from tests.support.repo import make_repo
 from tests.support.server_process import ServerProcess
@@ -108,29 +106,15 @@ def test_real_opencode_tees_its_read_before_asking_live_memory(tmp_path: Path) -
                 "OPENCODE_DISABLE_MODELS_FETCH": "true",
             }
             command = [*opencode, "run", "--print-logs", "Use the tools as you see fit."]
-            process = subprocess.Popen(
-                command,
-                cwd=repo,
-                env=opencode_env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-            try:
-                stdout, stderr = process.communicate(timeout=SESSION_TIMEOUT_S)
-            finally:
-                if process.poll() is None:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait(timeout=10)
+            session = run_session(command, cwd=repo, env=opencode_env, timeout_s=SESSION_TIMEOUT_S)
             stats = server.request("GET", "/stats", params={"cwd": str(repo)}).json()
             diagnosis = (
-                f"opencode exit={process.returncode}\nstderr:\n{stderr.decode()[-5000:]}\n"
-                f"stdout:\n{stdout.decode()[-2000:]}\n"
+                f"opencode exit={session.returncode}\nstderr:\n{session.stderr.decode()[-5000:]}\n"
+                f"stdout:\n{session.stdout.decode()[-2000:]}\n"
                 f"server log:\n{server.log.read_text(errors='replace')[-3000:]}"
             )
 
-    assert process.returncode == 0, diagnosis
+    assert session.returncode == 0, diagnosis
     assert script.ask_tool is not None, diagnosis
     asked = [
         r.body
@@ -142,4 +126,4 @@ def test_real_opencode_tees_its_read_before_asking_live_memory(tmp_path: Path) -
     assert stats["questions_answered"] == 1, stats
     last = [r.body for r in fake.requests if not _is_live_memory(r)][-1]
     assert ANSWER in json.dumps(_tool_results(last.get("messages", []))), diagnosis
-    assert FINAL in stdout.decode(), diagnosis
+    assert FINAL in session.stdout.decode(), diagnosis
