@@ -155,7 +155,6 @@ CITED_ANSWERS_PER_NOTE: Final = 5  # answers named per changed path; the rest ar
 CITED_ANSWERS_SNAPSHOT_MAX: Final = 128
 PENDING_NOTES_MAX: Final = 64  # delta notes waiting for the next question; the oldest dropped
 WATCH_MAX_DELAY_S: Final = 1.0  # a path written non-stop is still flushed this often
-WATCH_POLL_INTERVAL_S: Final = 1.0  # the polling fallback's scan interval
 WATCH_GIT_TIMEOUT_S: Final = 10.0  # check-ignore, rev-parse, diff run by the watcher
 WATCH_STUCK_AFTER_S: Final = 3 * WATCH_GIT_TIMEOUT_S  # one message longer: /health degraded
 WATCH_STOP_TIMEOUT_S: Final = 2.0  # joining the OS observer's thread on shutdown
@@ -502,7 +501,6 @@ LOCAL_CACHE_LIFETIME_S: Final = 24 * 3600.0  # nominal: a local KV cache has no 
 
 # --- the Ray backend (live_memory/ray_backend; LIVE_MEMORY_BACKEND=ray) -------------------
 BACKENDS: Final = ("local", "ray")
-DEFAULT_BACKEND: Final = "local"
 DEFAULT_RAY_ADDRESS: Final = ""  # empty: start a private Ray instance inside the gateway
 DEFAULT_RAY_NAMESPACE: Final = "live-memory"
 RAY_ACTOR_NAME_PREFIX: Final = "workspace:"  # + a digest of the canonical root
