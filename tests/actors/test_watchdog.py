@@ -21,6 +21,7 @@ from live_memory.actors.message import GetWatcherStatus, Revalidate, UnwatchRoot
 from live_memory.actors.watchdog import WatchdogActor
 from live_memory.config import Settings
 from live_memory.watchers.gitdirs import find_git_dirs
+from tests.support.inotify_count import kernel_watches
 from tests.support.repo import git, make_repo
 
 # A bound on waits that end on an event (a route, a status reply), never a sleep: it is only
@@ -470,13 +471,13 @@ def test_an_ignored_directory_made_inside_a_watched_tree_loses_its_watches(
     root = make_repo(tmp_path / "r", {".gitignore": "node_modules/\n", "src/pkg/a.py": "a\n"})
     watchdog = start_watchdog(system, log)
     placed = watch(watchdog, root)["watches"]
-    held = _kernel_watches()
+    held = kernel_watches()
     for i in range(20):
         write(root / "src" / "node_modules" / f"p{i}" / "lib" / "index.js", "x\n")
     write(root / "src" / "pkg" / "a.py", "a = 2\n")
     log.wait_for(lambda: "src/pkg/a.py" in log.kinds(root))
     assert status(watchdog)["watches"] == placed
-    assert _kernel_watches() == held
+    assert kernel_watches() == held
     write(root / "src" / "node_modules" / "p0" / "lib" / "index.js", "y\n")
     write(root / "src" / "pkg" / "b.py", "b\n")
     log.wait_for(lambda: "src/pkg/b.py" in log.kinds(root))
@@ -498,17 +499,3 @@ def test_a_directory_deleted_and_made_again_is_watched_again(
     mark = log.mark()
     write(root / "src" / "a.py", "a = 3\n")  # seen only through the new directory's watch
     log.wait_for(lambda: log.kinds(root, mark).get("src/a.py") == "change")
-
-
-def _kernel_watches() -> int:
-    """inotify watches this process holds, as the kernel counts them (Linux)."""
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
-                continue
-            with open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as info:
-                count += sum(1 for line in info if line.startswith("inotify wd:"))
-        except OSError:
-            continue  # closed meanwhile
-    return count

@@ -12,26 +12,13 @@ import pytest
 
 from live_memory.watchers import OsWatch, WatchedRoot, WatchTable, native_observer, place_watches
 from live_memory.watchers import os_watch as os_watch_module
+from tests.support.inotify_count import kernel_watches
 from tests.support.repo import make_repo
 
 pytestmark = pytest.mark.skipif(
     not os.path.isdir("/proc/self/fdinfo"), reason="reads the kernel's inotify account"
 )
 WAIT_S = 30.0
-
-
-def _kernel_watches() -> int:
-    """inotify watches this process holds, as the kernel counts them."""
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
-                continue
-            with open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as info:
-                count += sum(1 for line in info if line.startswith("inotify wd:"))
-        except OSError:
-            continue  # closed meanwhile
-    return count
 
 
 @pytest.fixture
@@ -54,11 +41,11 @@ def test_a_tree_free_of_ignored_directories_costs_one_scheduled_watch_and_no_ign
     for i in range(30):
         (root / "node_modules" / f"p{i}" / "lib").mkdir(parents=True)
     table = WatchTable(per_root=1000, total=1000)
-    before = _kernel_watches()
+    before = kernel_watches()
     assert place_watches(watch, table, str(root), WatchedRoot(str(root)), "", report=False) is None
     watched_dirs = 1 + 1 + 10 + 50 + 1  # the root, src, src/p*, src/p*/m*, docs
     assert table.used_by(str(root)) == len(table) == watched_dirs
-    assert _kernel_watches() - before == watched_dirs  # node_modules/ and .git/ have none
+    assert kernel_watches() - before == watched_dirs  # node_modules/ and .git/ have none
     assert len(watch) == 3  # the root's own entries, src/ and docs/ (both whole)
 
 
