@@ -27,6 +27,7 @@ from pathlib import Path
 import _repo_root  # noqa: F401 (puts the repository root on sys.path for tests.support)
 import httpx
 
+from tests.support.held_requests import HALF_BODIES, STREAM
 from tests.support.server_process import ServerProcess
 
 PROBES = 50
@@ -35,15 +36,6 @@ REOPEN_MAX = 20_000
 DEADLINE_S = 120.0
 DRIBBLE_EVERY_S = 0.5
 DRIBBLE_HEAD_S = 9.0
-HOST = b"Host: 127.0.0.1\r\n"
-STREAM = b"GET /mcp HTTP/1.1\r\n" + HOST + b"Accept: text/event-stream\r\n\r\n"
-HALF_BODIES = (
-    b"POST /api/ask HTTP/1.1\r\n" + HOST + b"Content-Type: application/json\r\n"
-    b'Content-Length: 100\r\n\r\n{"question": ',
-    b"POST /mcp HTTP/1.1\r\n" + HOST + b"Content-Type: application/json\r\n"
-    b"Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n"
-    b'{"jsonrpc": "2.0", ',
-)
 
 
 class Holder:

@@ -14,20 +14,12 @@ import pytest
 
 from tests.support import loopback
 from tests.support.fakes import FakeProvider
+from tests.support.held_requests import HALF_BODIES, STREAM
 from tests.support.server_process import ServerProcess
 
 CAP = 8  # LIVE_MEMORY_MAX_CONNECTIONS of this module's server
 REQUEST_TIMEOUT_S = 2.0
 WAIT_S = 30.0  # bounds every wait on the server's reply
-HOST = b"Host: 127.0.0.1\r\n"
-STREAM = b"GET /mcp HTTP/1.1\r\n" + HOST + b"Accept: text/event-stream\r\n\r\n"
-HALF_BODIES = (
-    b"POST /api/ask HTTP/1.1\r\n" + HOST + b"Content-Type: application/json\r\n"
-    b'Content-Length: 100\r\n\r\n{"question": ',
-    b"POST /mcp HTTP/1.1\r\n" + HOST + b"Content-Type: application/json\r\n"
-    b"Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n"
-    b'{"jsonrpc": "2.0", ',
-)
 
 
 @pytest.fixture(scope="module")
